@@ -1,0 +1,52 @@
+# Plait: two commands on a fresh machine.
+#   make demo   builds everything (Release) and runs the quick study, prints a summary, writes report/
+#   make test   builds every tree (gcc, clang-16, debug, TSan, ASan+UBSan) and runs the whole suite
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(HOME)/.local/bin:$(PATH)
+
+TEST_PRESETS ?= gcc-release clang-release gcc-debug tsan asan
+
+.PHONY: all bootstrap build demo test test-% build-% bench-fib install-check pytest clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+build-%: bootstrap
+	@cmake --preset $* >/dev/null
+	@cmake --build --preset $*
+
+build: build-gcc-release build-clang-release
+
+# The main job. Until the study tool covers everything, it is the quick study script.
+demo: build
+	@scripts/demo.sh
+
+test: bootstrap
+	@for p in $(TEST_PRESETS); do \
+	  echo "=== [$$p] build"; cmake --preset $$p >/dev/null; cmake --build --preset $$p; \
+	done
+	@for p in $(TEST_PRESETS); do \
+	  echo "=== [$$p] ctest"; ctest --preset $$p -j2; \
+	done
+	@echo "=== [gcc-release] ctest with PLAIT_STRESS=1 (random yields at protocol points)"
+	@PLAIT_STRESS=1 ctest --preset gcc-release -j2 -L runtime
+	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory pytest
+
+test-%: build-%
+	@ctest --preset $* -j2
+
+install-check: build-gcc-release
+	@scripts/check-install.sh
+
+pytest:
+	@if [ -f python/pyproject.toml ]; then cd python && uv run --frozen pytest -q; else echo "no python package yet"; fi
+
+bench-fib: build
+	@scripts/bench_fib.py --markdown
+
+clean:
+	rm -rf build report

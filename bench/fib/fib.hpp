@@ -1,0 +1,62 @@
+// Shared by every fib runtime: options, the reference values and the check.
+//
+// fib(n) with one task per call (cut-off 0), the spawn-overhead benchmark of issue #2 and the
+// BOTS fib kernel: with --cutoff c, calls with n < c recurse serially (the coarse variant).
+#pragma once
+
+#include "common/driver.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace fib_bench {
+
+struct Options {
+  long long n = 30;
+  long long cutoff = 0;
+};
+
+inline void add_options(plait_bench::Cli& cli, Options& o) {
+  cli.add_int("n", &o.n, 0, 50, "compute fib(n)");
+  cli.add_int("cutoff", &o.cutoff, 0, 50, "calls with n < cutoff recurse serially (0: a task per call)");
+}
+
+// Exact values by iteration (independent of the recursive code under test).
+inline long long reference(long long n) {
+  long long a = 0, b = 1;
+  for (long long i = 0; i < n; ++i) {
+    long long t = a + b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// Number of tasks the recursion creates: one per call with n >= max(2, cutoff).
+inline std::uint64_t tasks(long long n, long long cutoff) {
+  long long lim = cutoff > 2 ? cutoff : 2;
+  if (n < lim) return 0;
+  // t(n) = 1 + t(n-1) + t(n-2) for n >= lim, computed iteratively.
+  std::uint64_t t_prev2 = 0, t_prev1 = 0;  // t(k-2), t(k-1)
+  for (long long k = 0; k <= n; ++k) {
+    std::uint64_t t = k < lim ? 0 : 1 + t_prev1 + t_prev2;
+    t_prev2 = t_prev1;
+    t_prev1 = t;
+  }
+  return t_prev1;
+}
+
+// Plain recursion used below the cut-off (and by the serial build).
+inline long long serial_fib(long long n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
+
+inline void check(plait_bench::Record& rec, const Options& o, long long got) {
+  long long want = reference(o.n);
+  rec.check(got == want, "fib(" + std::to_string(o.n) + ") = " + std::to_string(got) +
+                             (got == want ? "" : ", expected " + std::to_string(want)));
+  std::uint64_t t = tasks(o.n, o.cutoff);
+  rec.stat("result", got);
+  rec.stat("tasks", static_cast<unsigned long long>(t));
+  if (t) rec.stat("ns_per_task", rec.time_s * 1e9 / static_cast<double>(t));
+}
+
+}  // namespace fib_bench

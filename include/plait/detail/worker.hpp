@@ -1,0 +1,151 @@
+// Internal: the per-worker split deque and its inline fast paths. Not part of the public API.
+//
+// The deque is Lace's split deque (van Dijk & van de Pol), written from the paper's description.
+// Slots live in one array per worker. Indices only grow upward from 0:
+//
+//      0 ......... tail ............ split ............ head ...... capacity
+//      | stolen     | shared: thieves  | private: owner   | free
+//      |            | may take these   | only, no atomics |
+//
+//   * `head` and the owner's copy of `split` are plain fields that only the owner touches.
+//   * `ts` packs (tail << 32 | split) in one 64-bit atomic. Thieves claim slot `tail` with one CAS
+//     that moves tail to tail+1 while checking that split did not move; the owner moves split with
+//     an atomic RMW on the same word, so every change of the shared region is one linearisable
+//     operation on one location (no mixed-size accesses, no fences on the fast path).
+//   * spawn (push) writes a private slot and bumps head: no atomic RMW, no fence.
+//   * join (pop) of a private slot decrements head: no atomic RMW, no fence. Only when the slot
+//     is below split (it was made shared) does the owner go to the slow path and take it back
+//     with a CAS, or learn that it was stolen.
+//   * Thieves that find nothing shared set a request bit; the owner sees it at its next spawn or
+//     join and publishes half of its private slots (moves split up).
+//
+// docs/design.md has the invariants and the argument for every memory order used here.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/counters.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace plait::detail {
+
+struct Worker;
+class Pool;
+
+// A stolen task is run through this pointer: exec(data, worker that runs it).
+using exec_fn = void (*)(void* data, Worker* w);
+
+enum class slot_kind : std::uintptr_t {
+  joinable = 0,  // a spawn handle on the spawner's stack; joined LIFO
+  detached = 1,  // a task_group child (heap record); nobody joins the slot itself
+};
+
+struct Slot {
+  exec_fn exec;
+  // The task's data pointer with its slot_kind in bit 0 (data is at least 8-byte aligned), so a
+  // push writes two words, not three.
+  std::uintptr_t tagged;
+  // 0 while unclaimed. A thief writes its worker index + 1 (release) once it has read exec and
+  // data; until then the owner must not reuse the slot. The owner puts 0 back when it pops the
+  // stolen slot, so every slot at or above head holds 0 and push() need not write it.
+  std::atomic<std::uint32_t> thief;
+  std::uint32_t reserved32;
+  std::uint64_t reserved;  // keeps the slot at 32 bytes: two per cache line
+
+  void* data() const noexcept { return reinterpret_cast<void*>(tagged & ~std::uintptr_t{1}); }
+  slot_kind kind() const noexcept { return static_cast<slot_kind>(tagged & 1); }
+};
+static_assert(sizeof(Slot) == 32, "a deque slot is 32 bytes");
+
+// Request-word bits (Worker::req).
+inline constexpr std::uint32_t req_steal = 1;      // a thief found nothing shared: publish more
+inline constexpr std::uint32_t req_allstolen = 2;  // owner knows every shared slot was stolen
+
+// What the owner learns when it takes its newest slot back.
+enum class pop_result { local, stolen };
+// What a thief learns from one attempt.
+enum class steal_result { success, empty, contended };
+
+inline constexpr std::uint64_t ts_pack(std::uint32_t tail, std::uint32_t split) {
+  return (static_cast<std::uint64_t>(tail) << 32) | split;
+}
+inline constexpr std::uint32_t ts_tail(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
+inline constexpr std::uint32_t ts_split(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+
+#if PLAIT_COUNTERS
+#define PLAIT_COUNT(w, field, n) \
+  (w)->ctr.field.store((w)->ctr.field.load(std::memory_order_relaxed) + (n), std::memory_order_relaxed)
+#else
+#define PLAIT_COUNT(w, field, n) ((void)0)
+#endif
+
+struct AtomicCounters {
+  // Written by the owning worker only (relaxed load + store); read by anyone (relaxed).
+  std::atomic<std::uint64_t> spawns{0}, steals{0}, steal_attempts{0}, steal_failures{0}, leapfrogs{0},
+      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0};
+};
+
+struct Worker {
+  // ---- Line 1: read by thieves on every attempt. `dq` never changes after start-up.
+  alignas(cache_line) std::atomic<std::uint64_t> ts{0};  // tail<<32 | split
+  Slot* dq = nullptr;
+
+  // ---- Line 2: request bits, set by thieves (rarely) and polled by the owner on every spawn/join.
+  alignas(cache_line) std::atomic<std::uint32_t> req{req_allstolen};
+
+  // ---- Line 3+: owner-only state. Thieves never read these.
+  alignas(cache_line) std::uint32_t head = 0;
+  std::uint32_t split = 0;  // equals ts_split(ts) whenever the owner is between operations
+  std::uint32_t capacity = 0;
+  std::uint32_t base = 0;  // head when the task now running on this worker started; pops stop here
+  unsigned index = 0;
+  Pool* pool = nullptr;
+  std::uint64_t rng = 0;
+  unsigned last_victim = 0;
+  unsigned last_thief = 0;  // pop_slow: the mark (index+1) of the thief of the slot just popped
+
+  alignas(cache_line) AtomicCounters ctr;
+};
+
+// The worker the calling thread is, or null outside every pool. initial-exec: one %fs-relative
+// load on the fast path, never a call to __tls_get_addr; constinit: no TLS-init wrapper check.
+extern constinit thread_local Worker* tl_worker __attribute__((tls_model("initial-exec")));
+
+PLAIT_INLINE Worker* current_worker() noexcept { return tl_worker; }
+
+// Slow paths, out of line (src/deque.cpp). Deliberately noinline but not [[gnu::cold]]: gcc 12
+// treats every path that may reach a cold call as unlikely, and push() reaches push_slow() on its
+// normal path (conditionally), which moved the whole spawn fast path into .text.cold.
+PLAIT_NOINLINE void push_slow(Worker* w) noexcept;
+PLAIT_NOINLINE pop_result pop_slow(Worker* w, std::uint32_t h) noexcept;
+PLAIT_COLD [[noreturn]] void lifo_violation(Worker* w, std::uint32_t h, const void* expected);
+PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
+
+// Owner: push a slot. Returns false when the deque is full; the caller then runs the task
+// itself at once (documented: a full deque degrades to serial execution, never aborts).
+PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noexcept {
+  std::uint32_t h = w->head;
+  if (PLAIT_UNLIKELY(h == w->capacity)) return false;
+  Slot& s = w->dq[h];
+  // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
+  // the release RMW/store on `ts` that publishes it (push_slow / pop_slow), which orders them.
+  s.exec = exec;
+  s.tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
+  w->head = h + 1;
+  PLAIT_COUNT(w, spawns, 1);
+  // relaxed: a request is a hint; reading it late only delays publication by one spawn.
+  if (PLAIT_UNLIKELY(w->req.load(std::memory_order_relaxed) != 0)) push_slow(w);
+  return true;
+}
+
+// Owner: take the newest slot back. `local` means the caller owns it and runs it inline.
+PLAIT_INLINE pop_result pop(Worker* w) noexcept {
+  std::uint32_t h = w->head - 1;
+  w->head = h;
+  // relaxed: see push(); the split test alone decides ownership (split only moves by the owner).
+  if (PLAIT_LIKELY(h >= w->split && w->req.load(std::memory_order_relaxed) == 0)) return pop_result::local;
+  return pop_slow(w, h);
+}
+
+}  // namespace plait::detail

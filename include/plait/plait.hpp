@@ -1,0 +1,8 @@
+// Umbrella header: everything public in Plait.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/counters.hpp>
+#include <plait/pool.hpp>
+#include <plait/spawn.hpp>
+#include <plait/task_group.hpp>

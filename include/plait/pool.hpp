@@ -1,0 +1,152 @@
+// plait::pool — a set of worker threads with work-stealing deques — and plait::run.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/counters.hpp>
+#include <plait/detail/worker.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace plait {
+
+// What idle workers do when they find nothing to steal.
+enum class idle_policy {
+  sleep,  // spin briefly, then yield, then sleep on a futex after ~1 ms idle (default)
+  spin,   // never sleep: lowest wake-up latency, burns a core per idle worker (benchmarks)
+};
+
+// Where workers run.
+enum class pin_policy {
+  none,   // let the OS place threads (default)
+  cores,  // worker i is pinned to the i-th CPU of the process's affinity mask (modulo its size)
+};
+
+// How a thief takes work from a victim. Only `one` exists so far; chunked policies are planned.
+enum class steal_policy {
+  one,  // the oldest shared task
+};
+
+struct pool_options {
+  // 0: PLAIT_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the hardware's CPU count.
+  unsigned num_workers = 0;
+  pin_policy pin = pin_policy::none;
+  idle_policy idle = idle_policy::sleep;
+  steal_policy steal = steal_policy::one;
+  // Worker thread stack size in bytes; 0 means PLAIT_STACK_SIZE or 1 GiB. Stacks are reserved, not
+  // committed: only touched pages use memory. 1 GiB runs a chain of 10^6 nested spawn/join.
+  std::size_t stack_size = 0;
+  // Deque slots per worker (power of two); 0 means 2^21 (64 MiB reserved per worker, touched
+  // lazily). A full deque runs further spawns inline.
+  std::size_t deque_capacity = 0;
+
+  // Reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE / PLAIT_STEAL /
+  // PLAIT_STACK_SIZE for every field left at its default. Throws std::invalid_argument with a
+  // one-line message naming the variable and the accepted values when one is malformed.
+  static pool_options from_env(pool_options base);
+  static pool_options from_env();
+};
+
+namespace detail {
+
+class Pool;
+
+// Used by pool::run: submit a root job and block the calling (non-worker) thread until it ran.
+void run_root(Pool* p, exec_fn exec, void* data);
+
+template <class R>
+using result_t = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
+
+}  // namespace detail
+
+class pool {
+ public:
+  // Starts the workers. Throws std::invalid_argument for bad options (one-line message).
+  explicit pool(pool_options opts = {});
+  ~pool();  // waits for running roots to finish, then stops and joins the workers
+  pool(const pool&) = delete;
+  pool& operator=(const pool&) = delete;
+
+  // Runs f() as a root task on one of this pool's workers and returns its result (or rethrows its
+  // exception). Callable from any thread that is not a worker, also from several at once. Called
+  // from inside one of this pool's own tasks, it simply calls f() on the current worker.
+  template <class F>
+  std::invoke_result_t<F&> run(F&& f);
+
+  unsigned num_workers() const noexcept;
+  const pool_options& options() const noexcept;
+
+  // Snapshot of every worker's counters (relaxed reads; exact once the pool is quiescent).
+  std::vector<worker_counters> counters() const;
+  worker_counters total_counters() const;
+  void reset_counters();  // only while no root is running
+
+  detail::Pool* impl() const noexcept { return impl_.get(); }
+
+ private:
+  std::unique_ptr<detail::Pool> impl_;
+};
+
+// The process-wide pool, created on first use with pool_options::from_env(). A malformed
+// environment variable there prints one line ("plait: PLAIT_NUM_THREADS='abc' ...") and exits
+// with status 2, since there is no caller to hand an exception to.
+pool& default_pool();
+
+// Runs f on the default pool (see pool::run).
+template <class F>
+std::invoke_result_t<F&> run(F&& f) {
+  return default_pool().run(std::forward<F>(f));
+}
+
+// Index of the calling worker in its pool, or -1 on a thread that is no worker.
+inline int this_worker_index() noexcept {
+  detail::Worker* w = detail::current_worker();
+  return w ? static_cast<int>(w->index) : -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace detail {
+bool is_worker_of(const Pool* p) noexcept;
+
+template <class F>
+struct RootTask {
+  using R = std::invoke_result_t<F&>;
+  F& fn;
+  std::optional<result_t<R>> value;
+  std::exception_ptr error;
+
+  static void exec(void* d, Worker*) {
+    auto* self = static_cast<RootTask*>(d);
+    try {
+      if constexpr (std::is_void_v<R>) {
+        self->fn();
+        self->value.emplace();
+      } else {
+        self->value.emplace(self->fn());
+      }
+    } catch (...) {
+      self->error = std::current_exception();
+    }
+  }
+};
+}  // namespace detail
+
+template <class F>
+std::invoke_result_t<F&> pool::run(F&& f) {
+  using R = std::invoke_result_t<F&>;
+  if (detail::is_worker_of(impl_.get())) return f();
+  detail::RootTask<std::remove_reference_t<F>> task{f, std::nullopt, nullptr};
+  detail::run_root(impl_.get(), &detail::RootTask<std::remove_reference_t<F>>::exec, &task);
+  if (task.error) std::rethrow_exception(task.error);
+  if constexpr (!std::is_void_v<R>) return std::move(*task.value);
+}
+
+}  // namespace plait

@@ -1,0 +1,187 @@
+// Fork-join: plait::spawn / spawn_handle::join and plait::join.
+//
+//   auto h = plait::spawn([&] { return fib(n - 1); });   // may run on another worker
+//   long b = fib(n - 2);                                 // meanwhile, here
+//   long a = h.join();                                   // a's value (or its exception)
+//
+// The closure lives inside the handle, on the spawner's stack; the deque slot only points at it.
+// So a spawn copies the closure once, writes a 32-byte slot and bumps an index: no heap
+// allocation and no atomic read-modify-write, whatever the closure's size. When the task was not
+// stolen, join() calls the closure directly (the compiler can inline it). Joins are strictly LIFO
+// per worker: a handle must be joined before any handle spawned earlier on the same task.
+// Debug builds check this and abort with a message naming both handles. A handle that goes out
+// of scope unjoined (an exception passing through) joins in its destructor and drops the result.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/detail/worker.hpp>
+#include <plait/pool.hpp>
+
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace plait {
+
+namespace detail {
+// Waits for a stolen joinable task while running work stolen back from its thief (leapfrogging).
+PLAIT_COLD void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept;
+
+inline constexpr std::uint8_t outcome_pending = 0, outcome_value = 1, outcome_error = 2;
+}  // namespace detail
+
+template <class F>
+class [[nodiscard]] spawn_handle {
+ public:
+  using result_type = std::invoke_result_t<F&>;
+
+  spawn_handle(const spawn_handle&) = delete;
+  spawn_handle& operator=(const spawn_handle&) = delete;
+
+  ~spawn_handle() {
+    if (state_ == state::pushed) {
+      try {
+        (void)join();
+      } catch (...) {
+        // The handle was abandoned (usually during unwinding); its result is dropped.
+      }
+    } else if (state_ == state::ran_inline) {
+      discard();
+    }
+  }
+
+  // Returns the task's result, or rethrows the exception it threw. Call exactly once.
+  result_type join() {
+    if (PLAIT_UNLIKELY(state_ != state::pushed)) return join_rare();
+    state_ = state::joined;
+    detail::Worker* w = w_;
+#if PLAIT_CHECK_LIFO
+    if (w->dq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
+#endif
+    if (PLAIT_LIKELY(detail::pop(w) == detail::pop_result::local)) return std::invoke(fn_);
+    detail::wait_stolen(w, &outcome_);
+    return take();
+  }
+
+ private:
+  template <class G>
+  friend auto spawn(G&& g) -> spawn_handle<std::decay_t<G>>;
+
+  enum class state : std::uint8_t { pushed, ran_inline, joined };
+  using stored = detail::result_t<result_type>;
+
+  template <class G>
+  spawn_handle(detail::Worker* w, G&& g) : fn_(std::forward<G>(g)), w_(w) {
+    if (PLAIT_UNLIKELY(!detail::push(w, &exec_stolen, this, detail::slot_kind::joinable))) run_now();
+  }
+
+  // Deque full: run now, hand the result over at join(). Out of line so that the compiler keeps
+  // the normal push in the hot path.
+  PLAIT_COLD void run_now() {
+    exec_stolen(this, w_);
+    state_ = state::ran_inline;
+  }
+
+  // Runs on the thief (or inline when the deque is full). Storing `outcome_` is the last access
+  // to *this: the joiner may destroy the handle as soon as it reads a non-pending outcome.
+  static void exec_stolen(void* p, detail::Worker*) noexcept {
+    auto* self = static_cast<spawn_handle*>(p);
+    std::uint8_t oc = detail::outcome_value;
+    try {
+      if constexpr (std::is_void_v<result_type>) {
+        std::invoke(self->fn_);
+        ::new (static_cast<void*>(self->value_)) stored();
+      } else {
+        ::new (static_cast<void*>(self->value_)) stored(std::invoke(self->fn_));
+      }
+    } catch (...) {
+      ::new (static_cast<void*>(self->error_)) std::exception_ptr(std::current_exception());
+      oc = detail::outcome_error;
+    }
+    // release: publishes the result (or exception) written above to the joiner's acquire load.
+    self->outcome_.store(oc, std::memory_order_release);
+  }
+
+  PLAIT_COLD result_type join_rare() {
+    if (state_ == state::joined) throw std::logic_error("plait: spawn_handle::join() called twice");
+    state_ = state::joined;
+    return take();
+  }
+
+  result_type take() {
+    // relaxed: the caller already observed the outcome with acquire (wait_stolen) or wrote it
+    // itself (ran_inline).
+    if (outcome_.load(std::memory_order_relaxed) == detail::outcome_error) {
+      auto* e = std::launder(reinterpret_cast<std::exception_ptr*>(error_));
+      std::exception_ptr ex = std::move(*e);
+      e->~exception_ptr();
+      std::rethrow_exception(ex);
+    }
+    auto* v = std::launder(reinterpret_cast<stored*>(value_));
+    if constexpr (std::is_void_v<result_type>) {
+      v->~stored();
+    } else {
+      result_type r = std::move(*v);
+      v->~stored();
+      return r;
+    }
+  }
+
+  void discard() noexcept {
+    if (outcome_.load(std::memory_order_relaxed) == detail::outcome_error)
+      std::launder(reinterpret_cast<std::exception_ptr*>(error_))->~exception_ptr();
+    else
+      std::launder(reinterpret_cast<stored*>(value_))->~stored();
+  }
+
+  F fn_;
+  detail::Worker* w_;
+  std::atomic<std::uint8_t> outcome_{detail::outcome_pending};
+  state state_ = state::pushed;
+  alignas(stored) unsigned char value_[sizeof(stored)];
+  alignas(std::exception_ptr) unsigned char error_[sizeof(std::exception_ptr)];
+};
+
+// Spawns f() as a task that another worker may steal; join the handle to get its result.
+// Must be called from a task running on a pool (inside plait::run / pool::run); elsewhere it
+// throws std::logic_error saying so.
+template <class G>
+[[nodiscard]] auto spawn(G&& g) -> spawn_handle<std::decay_t<G>> {
+  detail::Worker* w = detail::current_worker();
+  if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::spawn");
+  return spawn_handle<std::decay_t<G>>(w, std::forward<G>(g));
+}
+
+// Runs f and g in parallel (g may be stolen while this thread runs f) and returns both results as
+// a pair; a void result comes back as std::monostate. If either throws, the exception reaches the
+// caller after both have finished (f's first if both throw). Called on a thread that is no worker,
+// it runs itself through plait::run on the default pool.
+template <class F, class G>
+auto join(F&& f, G&& g) -> std::pair<detail::result_t<std::invoke_result_t<F&>>, detail::result_t<std::invoke_result_t<G&>>> {
+  using RF = std::invoke_result_t<F&>;
+  using RG = std::invoke_result_t<G&>;
+  if (PLAIT_UNLIKELY(!detail::current_worker()))
+    return plait::run([&] { return plait::join(f, g); });
+  auto hg = plait::spawn(std::forward<G>(g));
+  detail::result_t<RF> rf = [&]() -> detail::result_t<RF> {
+    if constexpr (std::is_void_v<RF>) {
+      std::invoke(f);
+      return {};
+    } else {
+      return std::invoke(f);
+    }
+  }();
+  if constexpr (std::is_void_v<RG>) {
+    hg.join();
+    return {std::move(rf), std::monostate{}};
+  } else {
+    return {std::move(rf), hg.join()};
+  }
+}
+
+}  // namespace plait

@@ -1,0 +1,94 @@
+// plait::task_group — any number of children, waited for together (OpenMP taskwait semantics).
+//
+//   plait::task_group g;
+//   for (auto& item : items) g.run([&item] { process(item); });
+//   g.wait();   // every child (and every child they added with g.run) has finished
+//
+// Children may call run() on the same group from any worker. wait() first runs the group's
+// children still on this worker's deque, then helps other workers (steals and runs their tasks)
+// until the last child finishes. The first exception thrown by a child cancels the group (children
+// that have not started are skipped) and is rethrown by wait(); later exceptions are dropped.
+// cancel() skips every child that has not started yet. Each child costs one heap allocation (the
+// closure outlives the call to run()); spawn/join is the allocation-free path.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/detail/worker.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <type_traits>
+#include <utility>
+
+namespace plait {
+
+class task_group;
+
+namespace detail {
+PLAIT_COLD void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept;
+}  // namespace detail
+
+class task_group {
+ public:
+  task_group() noexcept = default;
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+  // Waits for children still running (their closures may refer to the enclosing frame); an
+  // exception they threw is dropped here — call wait() to see it.
+  ~task_group();
+
+  // Adds a child. Must be called from a task running on a pool (else std::logic_error).
+  template <class F>
+  void run(F&& f) {
+    detail::Worker* w = detail::current_worker();
+    if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::task_group::run");
+    auto* c = new child<std::decay_t<F>>{this, std::forward<F>(f)};
+    // relaxed: this increment is sequenced before the push that lets anyone run (and so
+    // decrement for) the child, and all changes of pending_ are RMWs on one location, so the
+    // count can never be seen to reach zero while this child is outstanding.
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    if (PLAIT_UNLIKELY(!detail::push(w, &child<std::decay_t<F>>::exec, c, detail::slot_kind::detached)))
+      child<std::decay_t<F>>::exec(c, w);
+  }
+
+  // Waits for every child; rethrows the first exception a child threw. The group can be reused
+  // after wait() returns (cancellation and the recorded exception are cleared).
+  void wait();
+
+  // Children that have not started yet will be skipped. Running children are not interrupted;
+  // they may poll is_canceling().
+  void cancel() noexcept { canceled_.store(true, std::memory_order_relaxed); }
+  bool is_canceling() const noexcept { return canceled_.load(std::memory_order_relaxed); }
+
+ private:
+  template <class F>
+  struct child {
+    task_group* g;
+    F fn;
+    static void exec(void* p, detail::Worker*) noexcept {
+      auto* c = static_cast<child*>(p);
+      task_group* g = c->g;
+      if (!g->canceled_.load(std::memory_order_relaxed)) {
+        try {
+          c->fn();
+        } catch (...) {
+          g->record_error(std::current_exception());
+        }
+      }
+      delete c;
+      // acq_rel: release makes this child's effects visible to the waiter's acquire load of 0;
+      // this RMW is the last access to *g (the waiter may destroy the group right after).
+      g->pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  };
+
+  void record_error(std::exception_ptr e) noexcept;
+
+  std::atomic<std::int64_t> pending_{0};
+  std::atomic<bool> canceled_{false};
+  std::atomic<bool> has_error_{false};
+  std::exception_ptr error_;
+};
+
+}  // namespace plait

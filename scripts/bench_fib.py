@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Spawn-overhead benchmark (issue #2): fib(n) with one task per call, every runtime side by side.
+
+Runs serial, plait, gomp, libomp and tbb at 1 and 2 threads, interleaved and shuffled per round,
+and prints medians: time per task (= per spawn), overhead per spawn over the serial recursion
+((T_runtime - T_serial) / spawns), and each runtime's 2-thread speedup over its 1-thread time.
+Uses only the standard library so that it runs before the Python tooling is set up.
+
+    scripts/bench_fib.py [--n 32] [--rounds 11] [--markdown]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = {
+    "serial": "build/gcc-release/bin/fib-serial",
+    "plait": "build/gcc-release/bin/fib-plait",
+    "gomp": "build/gcc-release/bin/fib-gomp",
+    "libomp": "build/clang-release/bin/fib-libomp",
+    "tbb": "build/gcc-release/bin/fib-tbb",
+}
+
+
+def run(rt, threads, n):
+    exe = os.path.join(ROOT, BIN[rt])
+    env = dict(os.environ, OMP_WAIT_POLICY="active", OMP_PROC_BIND="false")
+    p = subprocess.run([exe, "--n", str(n), "--threads", str(threads), "--quiet"],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"bench_fib: {rt} --threads {threads} failed (exit {p.returncode}): {p.stderr.strip()}")
+    rec = json.loads(p.stdout.strip().splitlines()[-1])
+    if not rec.get("verified"):
+        sys.exit(f"bench_fib: {rt} result not verified")
+    return rec["time_s"], rec["stats"]["tasks"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    a = ap.parse_args()
+    if not 10 <= a.n <= 40:
+        sys.exit("bench_fib: --n must be in 10..40")
+    missing = [rt for rt, b in BIN.items() if not os.path.exists(os.path.join(ROOT, b))]
+    if missing:
+        sys.exit(f"bench_fib: missing binaries for {', '.join(missing)}; run `make build` first")
+    configs = [("serial", 1)] + [(rt, t) for rt in ("plait", "gomp", "libomp", "tbb") for t in (1, 2)]
+    times = {c: [] for c in configs}
+    tasks = None
+    for c in configs:  # warm-up
+        run(c[0], c[1], a.n)
+    rng = random.Random(2026)
+    for _ in range(a.rounds):
+        order = configs[:]
+        rng.shuffle(order)
+        for c in order:
+            t, k = run(c[0], c[1], a.n)
+            times[c].append(t)
+            tasks = k
+    med = {c: statistics.median(v) for c, v in times.items()}
+    ts = med[("serial", 1)]
+    rows = []
+    for rt in ("plait", "gomp", "libomp", "tbb"):
+        t1, t2 = med[(rt, 1)], med[(rt, 2)]
+        rows.append((rt, t1 * 1e3, t1 * 1e9 / tasks, (t1 - ts) * 1e9 / tasks, t2 * 1e3, t1 / t2))
+    print(f"fib({a.n}): {tasks} spawns; serial {ts * 1e3:.2f} ms ({ts * 1e9 / tasks:.2f} ns per call-pair); "
+          f"medians of {a.rounds} interleaved rounds on {os.cpu_count()} CPUs")
+    hdr = ("runtime", "1T ms", "ns/spawn (1T)", "overhead ns/spawn", "2T ms", "2T speedup")
+    if a.markdown:
+        print("| " + " | ".join(hdr) + " |")
+        print("|" + "---|" * len(hdr))
+        for r in rows:
+            print(f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f}x |")
+    else:
+        print("{:<8} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
+        for r in rows:
+            print(f"{r[0]:<8} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+// pool_options::from_env — the environment variables a user can set, each checked strictly:
+// a malformed value is a one-line std::invalid_argument naming the variable and what is accepted.
+//
+//   PLAIT_NUM_THREADS   workers, 1..1024 (else OMP_NUM_THREADS's first entry, else the CPU count)
+//   PLAIT_PIN           none | cores
+//   PLAIT_IDLE          sleep | spin
+//   PLAIT_STEAL         one
+//   PLAIT_STACK_SIZE    worker stack in bytes, suffix K/M/G allowed, 64K..64G
+#include "pool_impl.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace plait {
+
+static constexpr unsigned max_workers = 1024;
+
+[[noreturn]] static void bad(const char* var, const std::string& val, const std::string& accepted) {
+  throw std::invalid_argument(std::string("plait: ") + var + "='" + val + "' is not valid; accepted: " + accepted);
+}
+
+static unsigned parse_workers(const char* var, std::string val) {
+  std::string accepted = "an integer in 1.." + std::to_string(max_workers);
+  if (std::string(var) == "OMP_NUM_THREADS") {
+    auto comma = val.find(',');  // nested lists "4,2": the outer level is ours
+    if (comma != std::string::npos) val = val.substr(0, comma);
+  }
+  // Strict: digits only, optional surrounding spaces are refused too.
+  if (val.empty() || val.find_first_not_of("0123456789") != std::string::npos) bad(var, val, accepted);
+  errno = 0;
+  unsigned long long x = std::strtoull(val.c_str(), nullptr, 10);
+  if (errno == ERANGE || x < 1 || x > max_workers) bad(var, val, accepted);
+  return static_cast<unsigned>(x);
+}
+
+static std::size_t parse_size(const char* var, const std::string& val) {
+  const std::string accepted = "a byte count 64K..64G, optionally with suffix K, M or G (e.g. 512M)";
+  if (val.empty()) bad(var, val, accepted);
+  std::size_t i = 0;
+  while (i < val.size() && val[i] >= '0' && val[i] <= '9') ++i;
+  if (i == 0 || i > 15) bad(var, val, accepted);
+  unsigned long long x = std::strtoull(val.substr(0, i).c_str(), nullptr, 10);
+  std::string suf = val.substr(i);
+  if (suf == "K" || suf == "k")
+    x <<= 10;
+  else if (suf == "M" || suf == "m")
+    x <<= 20;
+  else if (suf == "G" || suf == "g")
+    x <<= 30;
+  else if (!suf.empty())
+    bad(var, val, accepted);
+  if (x < (64ull << 10) || x > (64ull << 30)) bad(var, val, accepted);
+  return static_cast<std::size_t>(x);
+}
+
+static unsigned hardware_cpus() {
+  cpu_set_t s;
+  if (sched_getaffinity(0, sizeof s, &s) == 0) {
+    int c = CPU_COUNT(&s);
+    if (c > 0) return static_cast<unsigned>(c);
+  }
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c > 0 ? static_cast<unsigned>(c) : 1u;
+}
+
+pool_options pool_options::from_env() { return from_env(pool_options{}); }
+
+pool_options pool_options::from_env(pool_options o) {
+  if (o.num_workers == 0) {
+    if (const char* v = std::getenv("PLAIT_NUM_THREADS"))
+      o.num_workers = parse_workers("PLAIT_NUM_THREADS", v);
+    else if (const char* w = std::getenv("OMP_NUM_THREADS"))
+      o.num_workers = parse_workers("OMP_NUM_THREADS", w);
+    else
+      o.num_workers = std::min(hardware_cpus(), max_workers);
+  } else if (o.num_workers > max_workers) {
+    throw std::invalid_argument("plait: num_workers " + std::to_string(o.num_workers) + " is out of range; accepted 1.." +
+                                std::to_string(max_workers));
+  }
+  if (o.pin == pin_policy::none) {
+    if (const char* v = std::getenv("PLAIT_PIN")) {
+      std::string s = v;
+      if (s == "cores")
+        o.pin = pin_policy::cores;
+      else if (s != "none")
+        bad("PLAIT_PIN", s, "none, cores");
+    }
+  }
+  if (o.idle == idle_policy::sleep) {
+    if (const char* v = std::getenv("PLAIT_IDLE")) {
+      std::string s = v;
+      if (s == "spin")
+        o.idle = idle_policy::spin;
+      else if (s != "sleep")
+        bad("PLAIT_IDLE", s, "sleep, spin");
+    }
+  }
+  if (const char* v = std::getenv("PLAIT_STEAL")) {
+    std::string s = v;
+    if (s != "one") bad("PLAIT_STEAL", s, "one");
+  }
+  if (o.stack_size == 0) {
+    if (const char* v = std::getenv("PLAIT_STACK_SIZE"))
+      o.stack_size = parse_size("PLAIT_STACK_SIZE", v);
+    else
+      o.stack_size = std::size_t{1} << 30;
+  } else if (o.stack_size < (64u << 10)) {
+    throw std::invalid_argument("plait: stack_size " + std::to_string(o.stack_size) + " is below the minimum 65536");
+  }
+  if (o.deque_capacity == 0) o.deque_capacity = std::size_t{1} << 21;
+  return o;
+}
+
+}  // namespace plait

@@ -1,0 +1,120 @@
+// Idle workers: spin, then yield, then sleep on a futex — and the wake-up that must not be lost.
+//
+// A worker that found nothing for a while goes through three phases:
+//   spin   (64 rounds of steal attempts with pause in between; ~tens of µs) — cheap to leave;
+//   yield  (steal attempts with sched_yield in between, until 1 ms idle) — gives the core to
+//          runnable workers when there are more workers than cores;
+//   sleep  (futex wait on Pool::events) — no CPU at all until someone publishes work.
+//
+// The race to close is the classic one: a worker decides to sleep because it saw no work, while
+// an owner publishes work and sees nobody asleep. Both sides are a store followed by a load of
+// the other side's variable (a StoreLoad pattern), so both carry a seq_cst fence:
+//
+//   sleeper                                   publisher (notify_work)
+//   ev = events.load()                        publish: store/RMW to ts (or push a root)
+//   sleepers.fetch_add(1)                     fence(seq_cst)
+//   fence(seq_cst)                            if (sleepers.load() > 0)
+//   if (work visible in any ts / injection)       events.fetch_add(1); futex_wake(events, 1)
+//       undo, don't sleep
+//   futex_wait(events, ev)
+//
+// With both fences, at least one side sees the other's store: either the sleeper sees the work
+// and stays up, or the publisher sees sleepers > 0 and bumps `events`. If that bump lands after
+// the sleeper read `ev`, futex_wait returns at once (the word differs); if before, the sleeper
+// already saw the published work. So no wake-up is lost. Work that is private to a busy owner is
+// invisible to the check; for that the sleeper first sets the steal-request bit on every worker,
+// so each busy owner publishes (and so wakes a sleeper) at its next spawn or join.
+#include "pool_impl.hpp"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace plait::detail {
+
+static constexpr unsigned spin_rounds = 64;
+static constexpr std::uint64_t yield_until_ns = 1'000'000;  // 1 ms idle, then sleep
+
+std::uint64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+static void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+static void futex_wake(std::atomic<std::uint32_t>* addr, int n) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+}
+
+static bool work_visible(Pool* p) noexcept {
+  // relaxed loads, ordered after the sleeper's seq_cst fence (see the essay above).
+  if (p->inj_count.load(std::memory_order_relaxed) != 0) return true;
+  if (p->shutdown.load(std::memory_order_relaxed)) return true;
+  for (unsigned i = 0; i < p->n; ++i) {
+    std::uint64_t v = p->workers[i].ts.load(std::memory_order_relaxed);
+    if (ts_tail(v) < ts_split(v)) return true;
+  }
+  return false;
+}
+
+static void sleep_once(Worker* w) noexcept {
+  Pool* p = w->pool;
+  // Ask every busy owner to publish: its publish will wake us (see the essay).
+  for (unsigned i = 0; i < p->n; ++i) {
+    Worker* o = &p->workers[i];
+    if (o != w && (o->req.load(std::memory_order_relaxed) & req_steal) == 0)
+      o->req.fetch_or(req_steal, std::memory_order_relaxed);
+  }
+  // acquire: nothing is read through it; it only has to be read before we announce ourselves.
+  std::uint32_t ev = p->events.load(std::memory_order_acquire);
+  p->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: sleepers++ before the checks
+  stress_point();
+  if (!work_visible(p)) {
+    PLAIT_COUNT(w, sleeps, 1);
+    futex_wait(&p->events, ev);
+  }
+  p->sleepers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void idle_step(Worker* w, IdleState& st) noexcept {
+  if (w->pool->opts.idle == idle_policy::spin) {
+    for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
+    return;
+  }
+  if (st.rounds < spin_rounds) {
+    for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
+    if (++st.rounds == spin_rounds) st.since_ns = now_ns();
+    return;
+  }
+  if (now_ns() - st.since_ns < yield_until_ns) {
+    sched_yield();
+    return;
+  }
+  sleep_once(w);
+  st.reset();
+}
+
+void notify_work(Pool* p, Worker* by) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: publish before reading sleepers
+  if (p->sleepers.load(std::memory_order_relaxed) > 0) {
+    // release: not needed for data (the work itself is published through ts / the queue lock);
+    // the futex word only has to change.
+    p->events.fetch_add(1, std::memory_order_release);
+    futex_wake(&p->events, 1);
+    if (by) PLAIT_COUNT(by, wakeups, 1);
+  }
+}
+
+void wake_all(Pool* p) noexcept {
+  p->events.fetch_add(1, std::memory_order_release);
+  futex_wake(&p->events, INT_MAX);
+}
+
+}  // namespace plait::detail

@@ -1,0 +1,165 @@
+// The pool: start-up (deques, threads, pinning), root tasks from outside (pool::run), shutdown,
+// counters, and the process-wide default pool.
+#include "pool_impl.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace plait::detail {
+
+
+Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
+  n = opts.num_workers;
+  std::size_t cap = opts.deque_capacity;
+  if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
+    throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
+                                " is not a power of two in 16..2^30");
+  workers = new Worker[n];
+  std::size_t bytes = cap * sizeof(Slot);
+  for (unsigned i = 0; i < n; ++i) {
+    Worker& w = workers[i];
+    // Reserved, not committed: pages are touched only as deep as the recursion goes.
+    void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) {
+      for (unsigned j = 0; j < i; ++j) munmap(workers[j].dq, bytes);
+      delete[] workers;
+      throw std::runtime_error(std::string("plait: cannot reserve deque memory: ") + std::strerror(errno));
+    }
+    w.dq = static_cast<Slot*>(mem);
+    w.capacity = static_cast<std::uint32_t>(cap);
+    w.index = i;
+    w.pool = this;
+    w.rng = 0x9E3779B97F4A7C15ull * (i + 1) | 1;
+    w.last_victim = (i + 1) % n;
+  }
+
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (opts.pin == pin_policy::cores && sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+
+  threads.resize(n);
+  for (unsigned i = 0; i < n; ++i) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, opts.stack_size);
+    if (!cpus.empty()) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[i % cpus.size()], &one);
+      pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+    }
+    int rc = pthread_create(&threads[i], &attr, &worker_main, &workers[i]);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      shutdown.store(true, std::memory_order_release);
+      wake_all(this);
+      for (unsigned j = 0; j < i; ++j) pthread_join(threads[j], nullptr);
+      for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq, bytes);
+      delete[] workers;
+      throw std::runtime_error("plait: cannot start worker thread " + std::to_string(i) + " (stack " +
+                               std::to_string(opts.stack_size) + " bytes): " + std::strerror(rc));
+    }
+  }
+}
+
+Pool::~Pool() {
+  // release: pairs with the workers' acquire load; they exit once idle.
+  shutdown.store(true, std::memory_order_release);
+  wake_all(this);
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  std::size_t bytes = std::size_t{workers[0].capacity} * sizeof(Slot);
+  for (unsigned i = 0; i < n; ++i) munmap(workers[i].dq, bytes);
+  delete[] workers;
+}
+
+bool is_worker_of(const Pool* p) noexcept {
+  Worker* w = tl_worker;
+  return w && w->pool == p;
+}
+
+void run_root(Pool* p, exec_fn exec, void* data) {
+  Injected job;
+  job.exec = exec;
+  job.data = data;
+  p->active_roots.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lk(p->inj_mu);
+    p->inj_q.push_back(&job);
+    // relaxed: the queue itself is protected by the mutex; the count is a polling hint.
+    p->inj_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  notify_work(p, nullptr);
+  // Short spin first: short roots (benchmarks, tests) finish before a futex round trip would.
+  Backoff b;
+  for (int i = 0; i < 200 && !job.done.load(std::memory_order_acquire); ++i) b.pause();
+  {
+    std::unique_lock<std::mutex> lk(job.mu);
+    // acquire: pairs with take_injected's release store, publishing the root's result. Taking the
+    // lock even when the spin saw `done` guarantees the worker has left job.mu before the job
+    // (on our stack) goes away.
+    job.cv.wait(lk, [&] { return job.done.load(std::memory_order_acquire); });
+  }
+  p->active_roots.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace plait::detail
+
+namespace plait {
+
+pool::pool(pool_options opts) : impl_(std::make_unique<detail::Pool>(opts)) {}
+pool::~pool() = default;
+
+unsigned pool::num_workers() const noexcept { return impl_->n; }
+const pool_options& pool::options() const noexcept { return impl_->opts; }
+
+std::vector<worker_counters> pool::counters() const {
+  std::vector<worker_counters> out(impl_->n);
+  for (unsigned i = 0; i < impl_->n; ++i) {
+    const auto& c = impl_->workers[i].ctr;
+    auto rd = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    out[i] = worker_counters{rd(c.spawns),       rd(c.steals),   rd(c.steal_attempts), rd(c.steal_failures),
+                             rd(c.leapfrogs),    rd(c.joins_stolen), rd(c.injected), rd(c.sleeps),
+                             rd(c.wakeups),      rd(c.publishes)};
+  }
+  return out;
+}
+
+worker_counters pool::total_counters() const {
+  worker_counters t;
+  for (auto& c : counters()) t += c;
+  return t;
+}
+
+void pool::reset_counters() {
+  for (unsigned i = 0; i < impl_->n; ++i) {
+    auto& c = impl_->workers[i].ctr;
+    for (auto* a : {&c.spawns, &c.steals, &c.steal_attempts, &c.steal_failures, &c.leapfrogs, &c.joins_stolen,
+                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes})
+      a->store(0, std::memory_order_relaxed);
+  }
+}
+
+pool& default_pool() {
+  static pool* p = [] {
+    try {
+      return new pool(pool_options::from_env());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::exit(2);
+    }
+  }();
+  return *p;
+}
+
+}  // namespace plait

@@ -1,0 +1,189 @@
+// A worker's life: look for work (root tasks handed in by pool::run, then other workers' shared
+// slots), run it, and go idle when there is none. Also the two ways a worker waits inside a task:
+// joining a stolen spawn (leapfrogging) and task_group::wait (helping).
+#include "pool_impl.hpp"
+
+#include <plait/spawn.hpp>
+#include <plait/task_group.hpp>
+
+#include <sched.h>
+
+namespace plait::detail {
+
+void Backoff::pause() noexcept {
+  // ~64 short spins (a few µs in all), then give the core away: with more workers than cores
+  // the worker we wait for may need exactly this core.
+  if (n < 64) {
+    for (unsigned i = 0; i < (1u << (n < 6 ? n : 6)); ++i) __builtin_ia32_pause();
+    ++n;
+  } else {
+    sched_yield();
+  }
+  stress_point();
+}
+
+static unsigned next_random(Worker* w) noexcept {
+  // xorshift64*: per-worker, owner-only state.
+  std::uint64_t x = w->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  w->rng = x;
+  return static_cast<unsigned>((x * 0x2545F4914F6CDD1DULL) >> 32);
+}
+
+static bool take_injected(Worker* w) noexcept {
+  Pool* p = w->pool;
+  Injected* job = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(p->inj_mu);
+    if (p->inj_q.empty()) return false;
+    job = p->inj_q.front();
+    p->inj_q.pop_front();
+    // relaxed: the mutex orders the queue; the counter is only a hint for lock-free polling.
+    p->inj_count.fetch_sub(1, std::memory_order_relaxed);
+  }
+  PLAIT_COUNT(w, injected, 1);
+  run_stolen(w, job->exec, job->data);
+  {
+    std::lock_guard<std::mutex> lk(job->mu);
+    // release: the root's result, written by exec above, is visible to the caller's acquire.
+    job->done.store(true, std::memory_order_release);
+    job->cv.notify_one();
+  }
+  return true;
+}
+
+bool find_work(Worker* w) noexcept {
+  Pool* p = w->pool;
+  // relaxed: a hint; take_injected re-checks under the lock.
+  if (p->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
+  unsigned n = p->n;
+  if (n == 1) return false;
+  // The last victim that had work first (it often still has), then random ones; one round is
+  // n-1 attempts.
+  unsigned v = w->last_victim;
+  for (unsigned k = 0; k + 1 < n; ++k) {
+    if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
+      w->last_victim = v;
+      return true;
+    }
+    v = next_random(w) % n;
+  }
+  return false;
+}
+
+void* worker_main(void* arg) {
+  auto* w = static_cast<Worker*>(arg);
+  tl_worker = w;
+  Pool* p = w->pool;
+  IdleState idle;
+  for (;;) {
+    if (find_work(w)) {
+      idle.reset();
+      continue;
+    }
+    // acquire: pairs with the release store in ~Pool; nothing else to read, but harmless.
+    if (p->shutdown.load(std::memory_order_acquire)) break;
+    idle_step(w, idle);
+  }
+  tl_worker = nullptr;
+  return nullptr;
+}
+
+void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
+  PLAIT_COUNT(w, joins_stolen, 1);
+  // pop_slow waited for the thief's mark and left it in last_thief; copy it before any task we
+  // run below pops another stolen slot.
+  Worker* thief = &w->pool->workers[w->last_thief - 1];
+  Backoff b;
+  // acquire: pairs with exec_stolen's release store of the outcome.
+  while (done->load(std::memory_order_acquire) == outcome_pending) {
+    // Leapfrogging: everything on the thief's deque descends from the task it stole from us, so
+    // running it helps our join and keeps our stack bounded by the spawn depth.
+    if (steal_one(w, thief) == steal_result::success) {
+      PLAIT_COUNT(w, leapfrogs, 1);
+      b.reset();
+      continue;
+    }
+    b.pause();
+  }
+}
+
+void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept {
+  // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
+  //    spawn handle of the enclosing frame, to be joined later) or at the frame's base.
+  while (w->head > w->base) {
+    Slot& s = w->dq[w->head - 1];
+    if (s.kind() != slot_kind::detached) break;
+    exec_fn fn = s.exec;
+    void* data = s.data();
+    if (pop(w) == pop_result::local) fn(data, w);
+  }
+  // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
+  Backoff b;
+  Pool* p = w->pool;
+  // acquire: pairs with the children's acq_rel decrements, so their effects are visible to us.
+  while (pending->load(std::memory_order_acquire) != 0) {
+    unsigned n = p->n;
+    bool ran = false;
+    for (unsigned k = 0; k + 1 < n && !ran; ++k) {
+      unsigned v = (w->last_victim + k) % n;
+      if (v == w->index) v = (v + 1) % n;
+      if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
+        w->last_victim = v;
+        ran = true;
+      }
+    }
+    if (ran) {
+      b.reset();
+    } else {
+      b.pause();
+    }
+  }
+}
+
+}  // namespace plait::detail
+
+namespace plait {
+
+void task_group::wait() {
+  detail::Worker* w = detail::current_worker();
+  if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::task_group::wait");
+  detail::group_wait(w, &pending_);
+  canceled_.store(false, std::memory_order_relaxed);
+  // relaxed: error_ was written before the erring child's release decrement, which our acquire
+  // load of pending_ == 0 synchronised with.
+  if (has_error_.load(std::memory_order_relaxed)) {
+    std::exception_ptr e = std::move(error_);
+    error_ = nullptr;
+    has_error_.store(false, std::memory_order_relaxed);
+    std::rethrow_exception(e);
+  }
+}
+
+task_group::~task_group() {
+  // relaxed: a hint; wait() does the synchronising load.
+  if (pending_.load(std::memory_order_relaxed) != 0) {
+    detail::Worker* w = detail::current_worker();
+    if (w) {
+      detail::group_wait(w, &pending_);
+    } else {
+      // Not on a worker: nothing can be run from here; children finish on the workers.
+      detail::Backoff b;
+      while (pending_.load(std::memory_order_acquire) != 0) b.pause();
+    }
+  }
+}
+
+void task_group::record_error(std::exception_ptr e) noexcept {
+  bool expected = false;
+  // acq_rel: exactly one child wins; the winner's store of error_ is published by its own
+  // acq_rel decrement of pending_ (see child::exec).
+  if (has_error_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+    error_ = std::move(e);
+    canceled_.store(true, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace plait

@@ -1,0 +1,127 @@
+#include "test_util.hpp"
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace {
+
+class Pools : public plait_test::Workers {};
+
+long fib_ref(int n) { return n < 2 ? n : fib_ref(n - 1) + fib_ref(n - 2); }
+
+long fib(int n) {
+  if (n < 2) return n;
+  auto a = plait::spawn([n] { return fib(n - 1); });
+  long b = fib(n - 2);
+  return a.join() + b;
+}
+
+TEST_P(Pools, ConcurrentRunFromExternalThreads) {
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i)
+        if (pool().run([n = 12 + (t + i) % 8] { return fib(n); }) == fib_ref(12 + (t + i) % 8)) ok++;
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(ok.load(), 6 * 20);
+}
+
+TEST_P(Pools, RunFromInsideATaskRunsInline) {
+  int r = pool().run([this] {
+    int me = plait::this_worker_index();
+    return pool().run([me] { return plait::this_worker_index() == me ? 1 : 0; });
+  });
+  EXPECT_EQ(r, 1);
+}
+
+TEST_P(Pools, WorkerIndexInRange) {
+  EXPECT_EQ(plait::this_worker_index(), -1);
+  int idx = pool().run([] { return plait::this_worker_index(); });
+  EXPECT_GE(idx, 0);
+  EXPECT_LT(idx, static_cast<int>(GetParam()));
+}
+
+TEST_P(Pools, IdlePoolUsesAlmostNoCpu) {
+  if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
+  EXPECT_EQ(pool().run([] { return fib(18); }), 2584);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the workers reach sleep
+  auto cpu = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  };
+  double c0 = cpu();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  double used = cpu() - c0;
+  // 1 s of wall time with GetParam() idle workers: expect well under 2% of one core in all.
+  EXPECT_LT(used, 0.02) << used << " s of CPU in 1 s while idle with " << GetParam() << " workers";
+}
+
+TEST_P(Pools, CountersAreReadableAndResettable) {
+  pool().reset_counters();
+  pool().run([] { return fib(15); });
+  auto per = pool().counters();
+  ASSERT_EQ(per.size(), GetParam());
+#if PLAIT_COUNTERS
+  plait::worker_counters t;
+  for (auto& c : per) t += c;
+  EXPECT_EQ(t.spawns, 986u);  // fib(15) spawns once per call with n >= 2
+  pool().reset_counters();
+  EXPECT_EQ(pool().total_counters().spawns, 0u);
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Pools, plait_test::worker_counts, plait_test::workers_name);
+
+TEST(Pool, SeveralPoolsAtOnce) {
+  plait::pool a({.num_workers = 2});
+  plait::pool b({.num_workers = 3});
+  std::thread t([&] { EXPECT_EQ(b.run([] { return fib(20); }), 6765); });
+  EXPECT_EQ(a.run([] { return fib(20); }), 6765);
+  t.join();
+}
+
+TEST(Pool, PinnedAndSpinningPoolsWork) {
+  plait::pool p({.num_workers = 2, .pin = plait::pin_policy::cores, .idle = plait::idle_policy::spin});
+  EXPECT_EQ(p.run([] { return fib(20); }), 6765);
+}
+
+TEST(Pool, DoubleJoinThrows) {
+  plait::pool p({.num_workers = 1});
+  p.run([] {
+    auto h = plait::spawn([] { return 1; });
+    EXPECT_EQ(h.join(), 1);
+    EXPECT_THROW(h.join(), std::logic_error);
+  });
+}
+
+TEST(Pool, BadOptionsThrowOneLine) {
+  EXPECT_THROW(plait::pool({.num_workers = 5000}), std::invalid_argument);
+  EXPECT_THROW(plait::pool({.num_workers = 1, .stack_size = 1000}), std::invalid_argument);
+  EXPECT_THROW(plait::pool({.num_workers = 1, .deque_capacity = 1000}), std::invalid_argument);
+}
+
+#if PLAIT_CHECK_LIFO
+TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 1});
+        p.run([] {
+          auto a = plait::spawn([] { return 1; });
+          auto b = plait::spawn([] { return 2; });
+          a.join();  // wrong: b is newer
+          b.join();
+        });
+      },
+      "join order violated");
+}
+#endif
+
+}  // namespace
