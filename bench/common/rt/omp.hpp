@@ -1,0 +1,124 @@
+// OpenMP tasking adapter (see rt/common.hpp): libgomp when built by gcc, libomp when built by
+// clang-16. Adds --variant manual|if|final, the three BOTS cut-off styles:
+//   manual  the kernel stops creating tasks at the cut-off and calls its serial code
+//   if      tasks past the cut-off are still created, with if(false): undeferred
+//   final   tasks at the cut-off are created final(true): all their descendants are included
+// Tasks are tied. Tasks are counted per thread (owner-only counters); a task that runs on another
+// thread than the one that created it counts as moved.
+#pragma once
+
+#include <omp.h>
+
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/rt/common.hpp"
+
+namespace kern {
+
+struct rt_omp {
+  static constexpr const char* name = "omp";
+  static constexpr bool parallel = true;
+  static constexpr bool openmp = true;
+
+  // with_variants: register --variant (kernels whose BOTS version has if/final/manual cut-offs).
+  explicit rt_omp(plait_bench::Cli& cli, bool with_variants = true) {
+    if (with_variants)
+      cli.add_string("variant", &variant_,
+                   "OpenMP cut-off style: manual (serial code past the cut-off), if (if-clause), final (final-clause)",
+                   {"manual", "if", "final"});
+  }
+
+  void start(long long threads) {
+    threads_ = static_cast<int>(threads);
+    var_ = variant_ == "if" ? omp_variant::if_clause
+                            : variant_ == "final" ? omp_variant::final_clause : omp_variant::manual;
+    cnt_.assign(static_cast<std::size_t>(threads) + 1, counter{});
+  }
+
+  template <class F>
+  auto root(F&& f) {
+    using R = std::invoke_result_t<F&>;
+    if constexpr (std::is_void_v<R>) {
+#pragma omp parallel num_threads(threads_)
+#pragma omp single
+      f();
+    } else {
+      R result{};
+#pragma omp parallel num_threads(threads_) shared(result)
+#pragma omp single
+      result = f();
+      return result;
+    }
+  }
+
+  bool manual() const { return var_ == omp_variant::manual; }
+  int threads() const { return threads_; }
+  omp_variant variant() const { return var_; }
+
+  void reset_stats() { cnt_.assign(cnt_.size(), counter{}); }
+  void stats(plait_bench::Record& rec) const {
+    unsigned long long tasks = 0, moved = 0;
+    for (auto& c : cnt_) {
+      tasks += c.tasks;
+      moved += c.moved;
+    }
+    rec.stat("tasks", tasks);
+    rec.stat("moved_tasks", moved);
+  }
+
+  std::size_t me() const {
+    int i = omp_get_thread_num();
+    if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
+    return static_cast<std::size_t>(i);
+  }
+
+  class group {
+   public:
+    // undeferred: if(false) under the if variant; final_: final(true) under the final variant.
+    group(rt_omp& rt, bool undeferred = false, bool make_final = false)
+        : rt_(rt),
+          defer_(!(rt.var_ == omp_variant::if_clause && undeferred)),
+          final_(rt.var_ == omp_variant::final_clause && make_final) {}
+    template <class F>
+    void run(F&& f) {
+      std::decay_t<F> fn(std::forward<F>(f));
+      rt_omp* rt = &rt_;
+      std::size_t creator = rt->me();
+      ++rt->cnt_[creator].tasks;
+#pragma omp task firstprivate(fn, creator, rt) if (defer_) final(final_)
+      {
+        std::size_t who = rt->me();
+        if (who != creator) ++rt->cnt_[who].moved;
+        fn();
+      }
+    }
+    void wait() {
+#pragma omp taskwait
+    }
+
+   private:
+    rt_omp& rt_;
+    bool defer_, final_;
+  };
+
+  template <class F, class G>
+  void invoke(F&& f, G&& g) {
+    group grp(*this);
+    grp.run([&] { f(); });
+    g();
+    grp.wait();
+  }
+
+ private:
+  struct alignas(64) counter {
+    unsigned long long tasks = 0, moved = 0;
+  };
+  std::string variant_ = "manual";
+  omp_variant var_ = omp_variant::manual;
+  int threads_ = 1;
+  std::vector<counter> cnt_;
+};
+
+}  // namespace kern
