@@ -43,7 +43,7 @@ install-check: build-gcc-release
 	@scripts/check-install.sh
 
 pytest:
-	@if [ -f python/pyproject.toml ]; then cd python && uv run --frozen pytest -q; else echo "no python package yet"; fi
+	@if [ -f python/pyproject.toml ]; then cd python && PLAIT_BENCH_REQUIRE_BUILD=1 uv run --frozen pytest -q; else echo "no python package yet"; fi
 
 bench-fib: build
 	@scripts/bench_fib.py --markdown

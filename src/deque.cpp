@@ -91,7 +91,7 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
     }
   }
   // Stolen. Before the slot may be reused, its thief must have read exec/data: wait for its mark.
-  Slot& s = w->dq[h];
+  Slot& s = w->odq[h];
   Backoff b;
   std::uint32_t mark;
   // acquire: pairs with the thief's release store after its reads of the slot.
@@ -146,7 +146,7 @@ void drain_detached(Worker* w) noexcept {
   // waiting: the group's wait() runs elsewhere). Fork-join slots cannot be left: every handle is
   // joined before its frame returns. Run the leftovers here, newest first.
   while (w->head > w->base) {
-    Slot& s = w->dq[w->head - 1];
+    Slot& s = w->odq[w->head - 1];
     exec_fn fn = s.exec;
     void* data = s.data();
     if (pop(w) == pop_result::local) fn(data, w);
@@ -157,7 +157,7 @@ void lifo_violation(Worker* w, std::uint32_t h, const void* expected) {
   std::fprintf(stderr,
                "plait: join order violated on worker %u: joining handle %p, but the most recent unjoined "
                "spawn on this task is %p (slot %u). Joins must be LIFO: join the newest handle first.\n",
-               w->index, expected, w->dq[h].data(), h);
+               w->index, expected, w->odq[h].data(), h);
   std::abort();
 }
 

@@ -34,6 +34,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
       throw std::runtime_error(std::string("plait: cannot reserve deque memory: ") + std::strerror(errno));
     }
     w.dq = static_cast<Slot*>(mem);
+    w.odq = w.dq;
     w.capacity = static_cast<std::uint32_t>(cap);
     w.index = i;
     w.pool = this;

@@ -114,7 +114,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept {
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later) or at the frame's base.
   while (w->head > w->base) {
-    Slot& s = w->dq[w->head - 1];
+    Slot& s = w->odq[w->head - 1];
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
     void* data = s.data();

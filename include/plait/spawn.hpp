@@ -44,15 +44,7 @@ class [[nodiscard]] spawn_handle {
   spawn_handle& operator=(const spawn_handle&) = delete;
 
   ~spawn_handle() {
-    if (state_ == state::pushed) {
-      try {
-        (void)join();
-      } catch (...) {
-        // The handle was abandoned (usually during unwinding); its result is dropped.
-      }
-    } else if (state_ == state::ran_inline) {
-      discard();
-    }
+    if (PLAIT_UNLIKELY(state_ != state::joined)) abandon();
   }
 
   // Returns the task's result, or rethrows the exception it threw. Call exactly once.
@@ -61,7 +53,7 @@ class [[nodiscard]] spawn_handle {
     state_ = state::joined;
     detail::Worker* w = w_;
 #if PLAIT_CHECK_LIFO
-    if (w->dq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
+    if (w->odq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
 #endif
     if (PLAIT_LIKELY(detail::pop(w) == detail::pop_result::local)) return std::invoke(fn_);
     detail::wait_stolen(w, &outcome_);
@@ -129,6 +121,19 @@ class [[nodiscard]] spawn_handle {
       result_type r = std::move(*v);
       v->~stored();
       return r;
+    }
+  }
+
+  // Destroyed without join(): usually an exception unwinding the spawner's frame.
+  PLAIT_COLD void abandon() noexcept {
+    if (state_ == state::pushed) {
+      try {
+        (void)join();
+      } catch (...) {
+        // The result (or exception) of an abandoned handle is dropped.
+      }
+    } else {
+      discard();
     }
   }
 

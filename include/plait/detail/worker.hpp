@@ -95,7 +95,8 @@ struct Worker {
   alignas(cache_line) std::atomic<std::uint32_t> req{req_allstolen};
 
   // ---- Line 3+: owner-only state. Thieves never read these.
-  alignas(cache_line) std::uint32_t head = 0;
+  alignas(cache_line) Slot* odq = nullptr;  // the owner's copy of dq: push/pop never touch line 1
+  std::uint32_t head = 0;
   std::uint32_t split = 0;  // equals ts_split(ts) whenever the owner is between operations
   std::uint32_t capacity = 0;
   std::uint32_t base = 0;  // head when the task now running on this worker started; pops stop here
@@ -127,7 +128,7 @@ PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
 PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noexcept {
   std::uint32_t h = w->head;
   if (PLAIT_UNLIKELY(h == w->capacity)) return false;
-  Slot& s = w->dq[h];
+  Slot& s = w->odq[h];
   // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
   // the release RMW/store on `ts` that publishes it (push_slow / pop_slow), which orders them.
   s.exec = exec;
