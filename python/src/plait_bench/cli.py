@@ -1,0 +1,375 @@
+"""plait-bench: run benchmark studies, keep every run in SQLite, and redraw study 000 from fresh data.
+
+Exit status: 0 study completed cleanly; 1 the study ran but some runs failed (crash, verification,
+timeout, missing binary with --keep-going); 2 bad input (study file, unknown names, missing binaries,
+no such session); 130 interrupted (run the same command again to resume).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import signal
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, db
+from .registry import ENV_CLANG_BIN, ENV_GCC_BIN, BinDirs, find_root
+from .study import StudyError, load_study, missing_binaries, nproc, resolve_study_path
+
+EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+err = Console(stderr=True)
+out = Console()
+
+
+def die(msg: str, code: int = EXIT_BAD_INPUT) -> None:
+    err.print(f"[bold red]plait-bench: error:[/] {msg}", highlight=False)
+    sys.exit(code)
+
+
+def common(f):
+    """--db, --gcc-bin, --clang-bin on every verb."""
+
+    @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), envvar="PLAIT_BENCH_DB",
+                  help="SQLite results database [env PLAIT_BENCH_DB; default: <repo>/results/plait.db].")
+    @click.option("--gcc-bin", type=click.Path(file_okay=False, path_type=Path), envvar=ENV_GCC_BIN,
+                  help=f"Binaries of serial/plait/tbb/gomp [env {ENV_GCC_BIN}; default build/gcc-release/bin].")
+    @click.option("--clang-bin", type=click.Path(file_okay=False, path_type=Path), envvar=ENV_CLANG_BIN,
+                  help=f"Binaries of libomp [env {ENV_CLANG_BIN}; default build/clang-release/bin].")
+    @functools.wraps(f)
+    def wrapper(*args, db_path=None, gcc_bin=None, clang_bin=None, **kw):
+        root = find_root()
+        ctx = {
+            "root": root,
+            "db_path": db_path or root / "results" / "plait.db",
+            "bins": BinDirs.resolve(root, gcc_bin, clang_bin),
+        }
+        return f(ctx, *args, **kw)
+
+    return wrapper
+
+
+def open_db(ctx, must_exist: bool = False):
+    p = Path(ctx["db_path"])
+    if must_exist and not p.exists():
+        die(f"no results database at {p} (run a study first: plait-bench run quick)")
+    try:
+        return db.connect(p)
+    except Exception as e:  # noqa: BLE001
+        die(f"cannot open results database {p}: {e}")
+
+
+def study_name(ctx, spec: str | None) -> str | None:
+    """A study given as a name or as a study file: the name its sessions are stored under."""
+    if not spec:
+        return spec
+    path = resolve_study_path(spec, ctx["root"])
+    if path.is_file():
+        try:
+            import tomllib
+
+            return str(tomllib.loads(path.read_text()).get("study", {}).get("name", path.stem))
+        except (OSError, ValueError):
+            return spec
+    return spec
+
+
+def pick_session(con, study: str | None, session: int | None):
+    if session is not None:
+        row = con.execute("SELECT * FROM sessions WHERE id = ?", (session,)).fetchone()
+        if row is None:
+            die(f"no session #{session} in the database (see: plait-bench sessions)")
+        return row
+    row = db.latest_session(con, study)
+    if row is None:
+        die(f"no sessions of study '{study}' in the database" if study else "the database holds no sessions yet")
+    return row
+
+
+def load(ctx, study_spec: str):
+    path = resolve_study_path(study_spec, ctx["root"])
+    try:
+        return load_study(path, ctx["bins"])
+    except StudyError as e:
+        err.print(f"[bold red]plait-bench: error:[/] {e.render()}", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="plait-bench")
+def main() -> None:
+    """Study tool for the Plait benchmark suite.
+
+    \b
+    Typical session:
+      plait-bench plan quick        validate studies/quick.toml, list what would run
+      plait-bench instr             count instructions per SHA-1 op / fib call (valgrind)
+      plait-bench run quick         run the study (resumes an interrupted one), print a summary
+      plait-bench report            write report/index.md and the figures of study 000
+      plait-bench history quick     compare the study across commits
+      plait-bench export -o r.csv   every run as CSV
+
+    Binaries come from build/gcc-release/bin (serial, plait, tbb, gomp) and build/clang-release/bin
+    (libomp); results go to results/plait.db. See docs/plait-bench.md.
+    """
+
+
+@main.command()
+@click.argument("study")
+@click.option("--new", "new_session", is_flag=True, help="Start a new session even if an unfinished one of this study could be resumed.")
+@click.option("--keep-going", is_flag=True, help="Run even if some binaries are missing; their runs are stored as failed ('missing').")
+@click.option("--no-summary", is_flag=True, help="Do not print the summary table at the end.")
+@common
+def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool) -> None:
+    """Run STUDY (a name in studies/ or a path to a .toml file).
+
+    Every configuration (benchmark x runtime x threads x parameters) gets its warm-up run(s), then one
+    run per round; the order is shuffled anew every round with the study's seed, so drift hits every
+    runtime alike. Runs are pinned to CPUs 0..P-1, get an unlimited stack (and OMP_STACKSIZE), and are
+    killed after the study's timeout. Each run is stored in its own transaction; an interrupted study
+    resumes where it stopped when run again (same study file, same commit). Exit status 1 if any run
+    failed, 2 for a bad study file or missing binaries, 130 if interrupted.
+    """
+    from .summary import print_summary
+    from .sweep import MissingBinaries, run_study
+
+    st = load(ctx, study)
+    con = open_db(ctx)
+
+    def _term(signum, frame):  # SIGTERM stops like Ctrl-C: the running benchmark is killed, the session resumable
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _term)
+    try:
+        res = run_study(st, con, ctx["bins"], ctx["root"], new_session=new_session, keep_going=keep_going, console=err)
+    except MissingBinaries as e:
+        lines = "\n".join(f"  - {p}" for p in e.paths)
+        die(f"study '{st.name}' needs benchmark binaries that do not exist:\n{lines}\n"
+            "build them (make build) or point --gcc-bin/--clang-bin at them; --keep-going runs the rest "
+            "and stores these runs as failed")
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]interrupted[/]: completed runs are in {ctx['db_path']}; "
+                  f"run `plait-bench run {study}` again to resume")
+        sys.exit(EXIT_INTERRUPTED)
+    if not no_summary:
+        print_summary(con, res.session_id, out)
+    if res.failed:
+        err.print(f"[bold red]study '{st.name}' did not complete cleanly:[/] {len(res.failed)} failed run(s):")
+        for r in res.failed[:20]:
+            err.print(f"  run {r['id']} {r['kernel']}-{r['series']} P={r['threads']} {r['params_json']}: "
+                      f"{r['status']}: {r['message']}", highlight=False)
+        if len(res.failed) > 20:
+            err.print(f"  ... and {len(res.failed) - 20} more (plait-bench export --failed)")
+        sys.exit(EXIT_FAILED_RUNS)
+    err.print(f"study '{st.name}' complete: session #{res.session_id}, {res.total} runs, results in {ctx['db_path']}")
+
+
+@main.command()
+@click.argument("study")
+@common
+def plan(ctx, study: str) -> None:
+    """Validate STUDY and list its configurations and runs without running anything."""
+    st = load(ctx, study)
+    p = st.plan()
+    t = Table(title=f"study '{st.name}' ({st.path}): {len(st.configs)} configurations, {len(p)} runs, nproc={nproc()}")
+    for c in ("benchmark", "runtime", "P", "params", "binary"):
+        t.add_column(c)
+    for c in sorted(st.configs, key=lambda c: c.key):
+        exe = ctx["bins"].binary(c.kernel, c.runtime)
+        t.add_row(c.kernel, c.series, str(c.threads), " ".join(f"{k}={v}" for k, v in c.params),
+                  str(exe) if exe.is_file() else f"[red]MISSING {exe}[/]")
+    out.print(t)
+    s = st.settings
+    out.print(f"rounds {s.rounds}, warm-up {s.warmup}, seed {s.seed}, timeout {s.timeout_s:g} s, pin {s.pin}, "
+              f"stack {s.stack}, OMP_STACKSIZE {s.omp_stacksize}")
+    miss = missing_binaries(st, ctx["bins"])
+    if miss:
+        die(f"{len(miss)} benchmark binaries missing (listed above)")
+
+
+@main.command()
+@click.option("--study", help="Study name or file (default: the newest session's study).")
+@click.option("--session", type=int, help="Session id (default: the newest session of the study).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Output folder [default: <repo>/report].")
+@common
+def report(ctx, study, session, out_dir) -> None:
+    """Write report/index.md and PNG figures redrawing study 000 (Olivier 2020).
+
+    Efficiency vs granularity in kilo-instructions and in µs per task (Figs 2-3), speedup vs threads at
+    the coarsest granularity (Fig 4), moved tasks per thread per second (Fig 5) with Pearson r per
+    granularity (Table 3), time and instructions per SHA-1 op and per task (Tables 1-2), fib spawn
+    overhead. Medians with min-max bars; failed runs are drawn and listed, never dropped.
+    """
+    from .report import write_report
+
+    con = open_db(ctx, must_exist=True)
+    sess = pick_session(con, study_name(ctx, study), session)
+    out_dir = out_dir or ctx["root"] / "report"
+    files = write_report(con, int(sess["id"]), out_dir)
+    err.print(f"report of session #{sess['id']} ({sess['study']}, {sess['status']}) written: " + ", ".join(str(f) for f in files))
+
+
+@main.command()
+@click.option("--study", help="Study name or file (default: the newest session's study).")
+@click.option("--session", type=int, help="Session id.")
+@common
+def summary(ctx, study, session) -> None:
+    """Print the summary tables of a session (efficiency per runtime and granularity, ratios to Plait)."""
+    from .summary import print_summary
+
+    con = open_db(ctx, must_exist=True)
+    sess = pick_session(con, study_name(ctx, study), session)
+    print_summary(con, int(sess["id"]), out)
+
+
+@main.command()
+@click.argument("study")
+@click.option("--threads", type=int, help="Only this thread count (serial runs always shown).")
+@click.option("--last", type=int, default=6, show_default=True, help="How many commits to show.")
+@common
+def history(ctx, study, threads, last) -> None:
+    """Compare STUDY across commits: median time per configuration, newest session per commit."""
+    from .summary import history_table
+
+    con = open_db(ctx, must_exist=True)
+    study = study_name(ctx, study)
+    t = history_table(con, study, threads, last)
+    if t is None:
+        die(f"no sessions of study '{study}' in {ctx['db_path']}")
+    out.print(t)
+
+
+@main.command()
+@common
+def sessions(ctx) -> None:
+    """List the sessions in the database."""
+    con = open_db(ctx, must_exist=True)
+    t = Table(title=f"sessions in {ctx['db_path']}")
+    for c in ("id", "study", "commit", "started", "status", "runs", "failed", "pending"):
+        t.add_column(c)
+    for s in con.execute("SELECT * FROM sessions ORDER BY id"):
+        n = con.execute("SELECT COUNT(*) FROM runs WHERE session_id = ?", (s["id"],)).fetchone()[0]
+        f = con.execute("SELECT COUNT(*) FROM runs WHERE session_id = ? AND status != 'ok'", (s["id"],)).fetchone()[0]
+        p = con.execute("SELECT COUNT(*) FROM planned_runs WHERE session_id = ? AND state = 'pending'", (s["id"],)).fetchone()[0]
+        t.add_row(str(s["id"]), s["study"], s["commit_short"], s["started_at"], s["status"], str(n), str(f), str(p))
+    out.print(t)
+
+
+EXPORT_COLUMNS = [
+    "run_id", "session_id", "study", "commit", "machine", "kernel", "runtime", "series", "threads", "params",
+    "round", "kind", "status", "exit_code", "time_s", "wall_s", "verified", "check", "message", "pinning",
+    "command", "started_at", "stats",
+]
+
+
+@main.command()
+@click.option("--study", help="Only this study.")
+@click.option("--session", type=int, help="Only this session.")
+@click.option("--failed", is_flag=True, help="Only failed runs.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="CSV file [default: stdout].")
+@common
+def export(ctx, study, session, failed, output) -> None:
+    """Write runs as CSV: one row per run, configuration, outcome, counters (stats as JSON and one column each)."""
+    con = open_db(ctx, must_exist=True)
+    q = ("SELECT r.*, s.study, s.commit_hash, m.cpu_model FROM runs r JOIN sessions s ON s.id = r.session_id "
+         "LEFT JOIN machines m ON m.id = s.machine_id WHERE 1=1")
+    args: list = []
+    if study:
+        q += " AND s.study = ?"
+        args.append(study)
+    if session is not None:
+        q += " AND r.session_id = ?"
+        args.append(session)
+    if failed:
+        q += " AND r.status != 'ok'"
+    rows = con.execute(q + " ORDER BY r.id", args).fetchall()
+    stat_names = sorted({k for r in rows for k in json.loads(r["stats_json"] or "{}")})
+    fh = open(output, "w", newline="") if output else sys.stdout
+    try:
+        w = csv.writer(fh)
+        w.writerow(EXPORT_COLUMNS + [f"stat_{k}" for k in stat_names])
+        for r in rows:
+            st = json.loads(r["stats_json"] or "{}")
+            w.writerow([
+                r["id"], r["session_id"], r["study"], r["commit_hash"], r["cpu_model"], r["kernel"], r["runtime"],
+                r["series"], r["threads"], r["params_json"], r["round"], r["kind"], r["status"], r["exit_code"],
+                r["time_s"], r["wall_s"], r["verified"], r["check_text"], r["message"], r["pinning"], r["command"],
+                r["started_at"], r["stats_json"], *[st.get(k, "") for k in stat_names],
+            ])
+    finally:
+        if output:
+            fh.close()
+    if output:
+        err.print(f"{len(rows)} runs written to {output}")
+
+
+@main.command()
+@click.option("--kernel", "kernels", multiple=True, type=click.Choice(["uts", "fib"]),
+              help="Benchmark(s) to measure [default: every one whose serial binary exists].")
+@click.option("--build", type=click.Choice(["gcc", "clang", "all"]), default="all", show_default=True,
+              help="Which tree's serial binary.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a parameter of the small measured problem (uts default: type=binomial b0=500 q=0.12 m=8 seed=1).")
+@common
+def instr(ctx, kernels, build, params) -> None:
+    """Count instructions with valgrind --tool=callgrind on small serial runs and store them.
+
+    uts: the same small tree at g=1 and g=3; instructions per SHA-1 op = difference / ((nodes-1) * 2),
+    and instructions per node of the g=1 run. fib: fib(18) and fib(20); instructions per call. The
+    report uses these for the kilo-instructions axis and Table 2.
+    """
+    from rich.progress import Progress
+
+    from .instr import InstrError, measure
+    from .machine import git_state, machine_facts
+
+    over: dict[str, str] = {}
+    for p in params:
+        if "=" not in p:
+            die(f"--param {p!r}: expected NAME=VALUE")
+        k, v = p.split("=", 1)
+        over[k.strip()] = v.strip()
+    bins: BinDirs = ctx["bins"]
+    todo = []
+    for k in kernels or ("uts", "fib"):
+        found = [(lbl, p) for lbl, p in bins.serial_binaries(k) if build in ("all", lbl)]
+        if not found:
+            if kernels:
+                die(f"no {k}-serial binary in {bins.gcc} or {bins.clang} (build it: make build)")
+            continue
+        todo += [(k, lbl, p) for lbl, p in found]
+    if not todo:
+        die(f"no serial benchmark binaries (uts-serial, fib-serial) in {bins.gcc} or {bins.clang}")
+    con = open_db(ctx)
+    mid = db.upsert_machine(con, machine_facts())
+    git = git_state(ctx["root"])
+    bad = 0
+    with Progress(console=err) as prog:
+        task = prog.add_task("callgrind", total=len(todo))
+        for k, lbl, exe in todo:
+            prog.update(task, description=f"callgrind {exe.name} ({lbl})")
+            try:
+                res = measure(k, exe, over if k == "uts" else None)
+            except InstrError as e:
+                prog.console.print(f"[red]FAILED[/] {exe}: {e}")
+                bad += 1
+                prog.advance(task)
+                continue
+            db.store_instr(con, kernel=k, build=lbl, binary=str(exe), commit_hash=git["commit"],
+                           commit_short=git["short"], machine_id=mid, **res)
+            unit = "SHA-1 op" if res["unit"] == "sha1_op" else "call"
+            extra = f", {res['instr_per_node']:.0f} per node at g=1" if res.get("instr_per_node") else ""
+            prog.console.print(f"{exe.name} ({lbl}): {res['instr_per_unit']:.1f} instructions per {unit}{extra}")
+            prog.advance(task)
+    if bad:
+        sys.exit(EXIT_FAILED_RUNS)
+
+
+if __name__ == "__main__":
+    main()

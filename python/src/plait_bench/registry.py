@@ -1,0 +1,149 @@
+"""Where benchmark binaries live and which names are known.
+
+Binaries follow docs/bench-protocol.md: ``<kernel>-<runtime>`` in ``build/<preset>/bin``. Every runtime
+comes from the gcc tree except ``libomp``, which only the clang tree builds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUNTIMES = ("serial", "plait", "tbb", "gomp", "libomp")
+PARALLEL_RUNTIMES = ("plait", "tbb", "gomp", "libomp")
+
+# Options every binary accepts; the study tool sets them itself, a study may not.
+DRIVER_OPTIONS = frozenset({"threads", "reps", "warmup", "quiet", "help"})
+
+# What we know about kernels without asking their binaries (used when no binary is built yet, and
+# to word error messages). The binaries' own --help is authoritative when they exist.
+KNOWN_KERNELS: dict[str, dict] = {
+    "fib": {
+        "params": {"n", "cutoff"},
+        "runtime_params": {},
+        "about": "spawn-overhead microbenchmark: naive fib(n) with one task per call above the cut-off",
+    },
+    "uts": {
+        # long names and the UTS reference letters (-t type, -b b0, -r seed, -a shape, -d depth)
+        "params": {"tree", "input", "type", "b0", "seed", "shape", "depth", "q", "m", "f", "g",
+                   "t", "b", "r", "a", "d"},
+        "runtime_params": {"plait": {"variant"}},
+        "about": "Unbalanced Tree Search (binomial/geometric trees), compute granularity g SHA-1 ops per node",
+    },
+}
+
+ENV_GCC_BIN = "PLAIT_BENCH_GCC_BIN"
+ENV_CLANG_BIN = "PLAIT_BENCH_CLANG_BIN"
+ENV_ROOT = "PLAIT_ROOT"
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The repository root: $PLAIT_ROOT, else the nearest parent holding studies/ or CMakeLists.txt+bench/."""
+    env = os.environ.get(ENV_ROOT)
+    if env:
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for d in [here, *here.parents]:
+        if (d / "bench").is_dir() and (d / "CMakeLists.txt").is_file():
+            return d
+        if (d / "studies").is_dir() and (d / "python").is_dir():
+            return d
+    return here
+
+
+@dataclass
+class BinDirs:
+    gcc: Path
+    clang: Path
+
+    @classmethod
+    def resolve(cls, root: Path, gcc: str | os.PathLike | None = None, clang: str | os.PathLike | None = None) -> "BinDirs":
+        g = gcc or os.environ.get(ENV_GCC_BIN) or root / "build" / "gcc-release" / "bin"
+        c = clang or os.environ.get(ENV_CLANG_BIN) or root / "build" / "clang-release" / "bin"
+        return cls(Path(g).resolve(), Path(c).resolve())
+
+    def dir_for(self, runtime: str) -> Path:
+        return self.clang if runtime == "libomp" else self.gcc
+
+    def binary(self, kernel: str, runtime: str) -> Path:
+        return self.dir_for(runtime) / f"{kernel}-{runtime}"
+
+    def serial_binaries(self, kernel: str) -> list[tuple[str, Path]]:
+        """Serial builds of a kernel in both trees, labelled by compiler tree."""
+        out = []
+        for label, d in (("gcc", self.gcc), ("clang", self.clang)):
+            p = d / f"{kernel}-serial"
+            if p.is_file() and os.access(p, os.X_OK):
+                out.append((label, p))
+        return out
+
+    def built_kernels(self) -> set[str]:
+        ks: set[str] = set()
+        for d in (self.gcc, self.clang):
+            if not d.is_dir():
+                continue
+            for p in d.iterdir():
+                m = re.fullmatch(r"(.+)-(serial|plait|tbb|gomp|libomp)", p.name)
+                if m and p.is_file():
+                    ks.add(m.group(1))
+        return ks
+
+
+@dataclass
+class HelpInfo:
+    options: set[str] = field(default_factory=set)  # long names (without --)
+    aliases: dict[str, str] = field(default_factory=dict)  # "t" (for -t) -> long name
+    choices: dict[str, list[str]] = field(default_factory=dict)
+
+    def accepted(self) -> set[str]:
+        return self.options | set(self.aliases)
+
+    def spelling(self, name: str) -> str:
+        """How to write a study parameter on the command line."""
+        if name in self.options:
+            return f"--{name}"
+        if name in self.aliases:
+            return f"-{name}" if not name.startswith("-") else name
+        return f"--{name}"
+
+
+_help_cache: dict[str, HelpInfo | None] = {}
+
+_OPT_LINE = re.compile(r"^\s+--([A-Za-z0-9_][A-Za-z0-9_-]*)")
+_CHOICES = re.compile(r"\[([A-Za-z0-9_.-]+(?:\|[A-Za-z0-9_.-]+)+)\]")
+
+
+def binary_help(path: Path) -> HelpInfo | None:
+    """Option names a binary accepts, read from its --help (None when it cannot be asked)."""
+    key = str(path)
+    if key in _help_cache:
+        return _help_cache[key]
+    info: HelpInfo | None = None
+    try:
+        cp = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=20)
+        if cp.returncode == 0:
+            info = HelpInfo()
+            for line in cp.stdout.splitlines():
+                m = _OPT_LINE.match(line)
+                if not m:
+                    continue
+                name = m.group(1)
+                info.options.add(name)
+                # "  --threads, -n <int>   help": further spellings up to the kind or the help text
+                head = re.split(r"\s<|\s{2,}", line.strip(), maxsplit=1)[0]
+                for sp in head.split(",")[1:]:
+                    sp = sp.strip()
+                    if re.fullmatch(r"-[A-Za-z0-9]+", sp):
+                        info.aliases[sp[1:]] = name
+                    elif re.fullmatch(r"--[A-Za-z0-9_-]+", sp):
+                        info.aliases[sp[2:]] = name
+                c = _CHOICES.search(line)
+                if c:
+                    info.choices[name] = c.group(1).split("|")
+    except (OSError, subprocess.TimeoutExpired):
+        info = None
+    _help_cache[key] = info
+    return info

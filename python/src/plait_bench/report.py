@@ -1,0 +1,435 @@
+"""``plait-bench report``: report/index.md plus PNGs that redraw study 000 (Olivier 2020) from one session.
+
+Figures (medians with min–max bars; failed runs drawn as red crosses, never dropped):
+  fig2_efficiency_kinstr.png  parallel efficiency vs kilo-instructions per task (Fig 2-3)
+  fig3_efficiency_us.png      parallel efficiency vs microseconds per task      (Fig 2-3, time axis)
+  fig4_speedup_threads.png    speedup vs threads at the coarsest granularity     (Fig 4)
+  fig5_moved_rate.png         moved tasks per thread per second vs granularity, log-log (Fig 5)
+  fib_overhead.png            fib: ns per task vs threads (spawn overhead), when the study has fib
+Tables: 1 (time per SHA-1 op and per task), 2 (instructions per op and per task), 3 (Pearson r).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sqlite3
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from . import __version__, db  # noqa: E402
+from .analysis import Dataset, Summary, load_runs, pearson_by_granularity, us_per_op, uts_points  # noqa: E402
+from .machine import machine_line  # noqa: E402
+from .runner import FAILED_STATUSES  # noqa: E402
+
+COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
+MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
+
+
+def _style(series: str) -> dict:
+    rt = series.split("[")[0]
+    return {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
+
+
+def _errbar(ax, xs, sums: list[Summary], label: str, scale: float = 1.0, **kw) -> None:
+    if not xs:
+        return
+    meds = [s.median * scale for s in sums]
+    lo = [max(0.0, (s.median - s.lo) * scale) for s in sums]
+    hi = [max(0.0, (s.hi - s.median) * scale) for s in sums]
+    ax.errorbar(xs, meds, yerr=[lo, hi], label=label, capsize=3, linewidth=1.4, markersize=5, **kw)
+
+
+_PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
+
+
+def _plain_log(ax, axes: str = "x") -> None:
+    """Log axes labelled 5, 10, 20 rather than 2x10^1."""
+    for a in axes:
+        axis = ax.xaxis if a == "x" else ax.yaxis
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(_PLAIN)
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _failed_marks(ax, xs, counts, y, label_done: list, series: str = "") -> None:
+    """Red crosses at the bottom of the plot for configurations with failed runs, annotated per series."""
+    if not any(counts):
+        return
+    k = label_done[1] if len(label_done) > 1 else 0
+    for x, n in zip(xs, counts):
+        if n:
+            ax.scatter([x], [y], marker="x", color="red", s=60, zorder=5,
+                       label=None if label_done[0] else "failed run(s)")
+            ax.annotate(f"{series}: {n} failed" if series else f"{n} failed", (x, y), textcoords="offset points",
+                        xytext=(4, 4 + 9 * k), fontsize=7, color=_style(series).get("color") or "red")
+            label_done[0] = True
+    if len(label_done) > 1:
+        label_done[1] += 1
+    else:
+        label_done.append(1)
+
+
+def _pct(s: Summary | None) -> str:
+    return "–" if s is None else f"{s.median * 100:.1f}% [{s.lo * 100:.1f}–{s.hi * 100:.1f}]"
+
+
+def _num(v: float | None, d: int = 3) -> str:
+    if v is None:
+        return "–"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.{d}f}"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> list[Path]:
+    """Write index.md and the figures; returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sess = con.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if sess is None:
+        raise ValueError(f"no session #{session_id} in the database")
+    facts = db.machine(con, sess["machine_id"])
+    mline = machine_line(facts) if facts else "unknown machine"
+    runs = load_runs(con, session_id)
+    warm = load_runs(con, session_id, include_warmup=True)
+    ds = Dataset(runs)
+    written: list[Path] = []
+    n_ok = sum(1 for r in runs if r.ok)
+    n_fail = sum(1 for r in runs if r.status in FAILED_STATUSES)
+    commit = sess["commit_short"]
+
+    def caption(n_runs: int, n_failed: int, extra: str = "") -> str:
+        return (
+            f"{n_runs} measured runs ({n_failed} failed) on {mline}; commit {commit}; "
+            f"session #{session_id} of study '{sess['study']}'" + (f"; {extra}" if extra else "")
+        )
+
+    md: list[str] = []
+    md.append(f"# Plait study report: {sess['study']} (session #{session_id})\n")
+    md.append(
+        f"Generated {_dt.datetime.now().isoformat(timespec='seconds')} by plait-bench {__version__} from "
+        f"`{sess['study_path']}`.\n"
+    )
+    md.append(_md_table(["", ""], [
+        ["status", f"**{sess['status']}**"],
+        ["commit", f"`{sess['commit_hash']}`" + (" (working tree had changes)" if sess["dirty"] else "")],
+        ["machine", mline],
+        ["compilers", f"{facts.get('gcc', '?')}; {facts.get('clang', '?')}"],
+        ["libraries", f"oneTBB {facts.get('libtbb', '?')}; {facts.get('libomp', '?')}; {facts.get('libgomp', '?')}"],
+        ["plan", f"{sess['rounds']} rounds, {sess['warmup']} warm-up run(s) per configuration, "
+                 f"interleaved and shuffled per round (seed {sess['seed']})"],
+        ["runs", f"{len(runs)} measured ({n_ok} ok, {n_fail} failed), {len(warm) - len(runs)} warm-up"],
+        ["started / finished", f"{sess['started_at']} / {sess['finished_at'] or '–'}"],
+    ]))
+    pin = con.execute("SELECT pinning FROM runs WHERE session_id = ? AND threads = ? LIMIT 1",
+                      (session_id, ds.max_threads("uts") if "uts" in ds.kernels() else 1)).fetchone()
+    if pin:
+        md.append(f"\nPlacement of a run at the largest thread count: {pin['pinning']}.\n")
+    md.append(
+        "\nEfficiency = T_serial / (P · T_P) with T_serial the median time of the serial build of the same "
+        "benchmark and parameters in this session; every figure shows medians over runs with min–max bars.\n"
+    )
+
+    # ---------------- UTS ----------------
+    pts = uts_points(ds)
+    if pts:
+        P = ds.max_threads("uts")
+        instr_rows = db.latest_instr(con, "uts", sess["commit_hash"])
+        instr_gcc = next((r for r in instr_rows if r["build"] == "gcc"), instr_rows[0] if instr_rows else None)
+        i_op = instr_gcc["instr_per_unit"] if instr_gcc else None
+        t_op = us_per_op(pts)
+        series = ds.series("uts", parallel_only=True)
+
+        def kinstr(p):
+            if i_op is not None and p.ops_per_task:
+                return p.ops_per_task * i_op / 1e3
+            return None
+
+        def us_task(p):
+            if t_op is not None and p.ops_per_task:
+                return p.ops_per_task * t_op
+            return p.us_per_task_measured
+
+        uts_runs = [r for r in runs if r.kernel == "uts"]
+        n_u, f_u = sum(1 for r in uts_runs if r.ok), sum(1 for r in uts_runs if r.status in FAILED_STATUSES)
+
+        md.append("\n## UTS: parallel efficiency vs task granularity (study 000, Figs 2–3)\n")
+        for fname, xfun, xlabel, note in (
+            ("fig2_efficiency_kinstr.png", kinstr, "task granularity (kilo-instructions per task, callgrind)",
+             None if i_op is not None else "instructions not measured (run `plait-bench instr`): x is SHA-1 ops per task"),
+            ("fig3_efficiency_us.png", us_task, "task granularity (µs per task, serial)", None),
+        ):
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            use_ops = xfun(pts[0]) is None if pts else True
+            if use_ops and fname.startswith("fig2"):
+                xfun = lambda p: p.ops_per_task or p.g  # noqa: E731
+                xlabel = "task granularity (SHA-1 ops per task)"
+            done = [False]
+            for s in series:
+                xs, sums, fx, fc = [], [], [], []
+                for p in pts:
+                    c = ds.cell("uts", p.base, s, P)
+                    x = xfun(p)
+                    if c is None or x is None:
+                        continue
+                    e = ds.efficiency(c)
+                    if e is not None:
+                        xs.append(x)
+                        sums.append(e)
+                    if c.failed_runs:
+                        fx.append(x)
+                        fc.append(len(c.failed_runs))
+                _errbar(ax, xs, sums, s, scale=100, **_style(s))
+                _failed_marks(ax, fx, fc, 0, done, s)
+            ax.set_xscale("log")
+            _plain_log(ax)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(f"parallel efficiency (%) at P={P}")
+            ax.set_ylim(bottom=-5, top=max(110, ax.get_ylim()[1]))
+            ax.axhline(100, color="grey", linewidth=0.6, linestyle=":")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+            ax.set_title(f"UTS parallel efficiency vs granularity, {P} threads", fontsize=10)
+            fig.tight_layout()
+            fig.savefig(out_dir / fname, dpi=110)
+            plt.close(fig)
+            written.append(out_dir / fname)
+            cap = caption(n_u, f_u, note or "")
+            md.append(f"![{fname}]({fname})\n\n*{cap}.*\n")
+
+        rows = []
+        for s in series:
+            row = [s]
+            for p in pts:
+                c = ds.cell("uts", p.base, s, P)
+                txt = _pct(ds.efficiency(c)) if c else "–"
+                ref = ds.cell("uts", p.base, "plait", P)
+                e, er = (ds.efficiency(c) if c else None), (ds.efficiency(ref) if ref else None)
+                if e and er and s != "plait" and er.median > 0:
+                    txt += f" (×{e.median / er.median:.2f})"
+                if c and c.failed_runs:
+                    txt += f" **{len(c.failed_runs)} FAILED**"
+                row.append(txt)
+            rows.append(row)
+        md.append(f"Efficiency at P={P}, median [min–max] (× ratio to plait). Problems: " + "; ".join(
+            f"g={p.g}: {p.description}" + (f", {p.nodes:.0f} nodes, {p.tasks:.0f} tasks" if p.nodes and p.tasks else "")
+            for p in pts) + ".\n")
+        md.append(_md_table(["runtime", *[p.label for p in pts]], rows) + "\n")
+
+        # Fig 4: speedup vs threads at coarsest g
+        md.append("\n## UTS: speedup vs threads at the coarsest granularity (Fig 4)\n")
+        gmax = max(p.g for p in pts)
+        pc = next(p for p in reversed(pts) if p.g == gmax)
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        threads = ds.threads("uts")
+        done = [False]
+        n4 = f4 = 0
+        for s in series:
+            xs, sums, fx, fc = [], [], [], []
+            for t in threads:
+                c = ds.cell("uts", pc.base, s, t)
+                if c is None:
+                    continue
+                n4 += len(c.ok_runs)
+                f4 += len(c.failed_runs)
+                sp = ds.speedup(c)
+                if sp is not None:
+                    xs.append(t)
+                    sums.append(sp)
+                if c.failed_runs:
+                    fx.append(t)
+                    fc.append(len(c.failed_runs))
+            _errbar(ax, xs, sums, s, **_style(s))
+            _failed_marks(ax, fx, fc, 0, done, s)
+        if threads:
+            ax.plot([0, max(threads)], [0, max(threads)], color="grey", linestyle=":", label="ideal")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("speedup over serial")
+        ax.set_xticks(threads or [1])
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title(f"UTS speedup at the coarsest granularity ({pc.label})", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_dir / "fig4_speedup_threads.png", dpi=110)
+        plt.close(fig)
+        written.append(out_dir / "fig4_speedup_threads.png")
+        md.append(f"![fig4](fig4_speedup_threads.png)\n\n*{caption(n4, f4, pc.description)}.*\n")
+
+        # Fig 5: moved tasks per thread per second (log-log)
+        md.append("\n## UTS: load balancing, moved tasks per thread per second (Fig 5, Table 3)\n")
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        xf = kinstr if i_op is not None else (lambda p: p.ops_per_task or p.g)
+        any_pt = False
+        done = [False]
+        for s in series:
+            xs, sums, fx, fc = [], [], [], []
+            for p in pts:
+                c = ds.cell("uts", p.base, s, P)
+                x = xf(p)
+                if c is None or x is None:
+                    continue
+                mr = ds.moved_rate(c)
+                if mr is not None and mr.lo > 0:
+                    xs.append(x)
+                    sums.append(mr)
+                if c.failed_runs:
+                    fx.append(x)
+                    fc.append(len(c.failed_runs))
+            if xs:
+                any_pt = True
+            _errbar(ax, xs, sums, s, **_style(s))
+            _failed_marks(ax, fx, fc, 1, done, s)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        _plain_log(ax, "x")
+        ax.set_xlabel("task granularity (kilo-instructions per task)" if i_op is not None else "task granularity (SHA-1 ops per task)")
+        ax.set_ylabel(f"moved tasks per thread per second (P={P})")
+        ax.grid(True, which="both", alpha=0.3)
+        if any_pt or done[0]:
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no moved-task counters in these runs", transform=ax.transAxes, ha="center")
+        ax.set_title("UTS load balancing rate vs granularity", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_dir / "fig5_moved_rate.png", dpi=110)
+        plt.close(fig)
+        written.append(out_dir / "fig5_moved_rate.png")
+        md.append(f"![fig5](fig5_moved_rate.png)\n\n*{caption(n_u, f_u, f'P={P}; zero rates cannot be drawn on a log axis')}.*\n")
+
+        pr = pearson_by_granularity(ds, pts, P)
+        md.append(
+            "Table 3. Pearson correlation between speedup and moved tasks per thread per second, across the "
+            f"parallel runtimes at P={P} (each runtime's medians; needs at least 3 runtimes):\n"
+        )
+        md.append(_md_table(
+            ["SHA-1 ops per task", *[str(p.ops_per_task or "?") + f" (g={p.g})" for p, _, _ in pr]],
+            [["Pearson r", *[("–" if r is None else f"{r:.2f}") + f" (n={n})" for _, r, n in pr]]],
+        ) + "\n")
+
+        # Tables 1-2
+        md.append("\n## UTS: time and instructions per SHA-1 op and per task (Tables 1–2)\n")
+        md.append(
+            "Time per op = T_serial / ((nodes − 1) · g) at the coarsest granularity of this session "
+            "(serial runs); time per task = ops per task × time per op, ops per task = m · g. "
+            "Measured per task = T_serial / tasks.\n"
+        )
+        hdr = ["", "per op", *[f"{p.ops_per_task or '?'} ops (g={p.g})" for p in pts]]
+        t1 = [["time (µs), gcc serial", _num(t_op), *[_num(p.ops_per_task * t_op) if (t_op and p.ops_per_task) else "–" for p in pts]],
+              ["measured µs per task", "", *[_num(p.us_per_task_measured) for p in pts]]]
+        md.append("Table 1. Task granularity as time:\n")
+        md.append(_md_table(hdr, t1) + "\n")
+        md.append("\nTable 2. Task granularity as instructions (valgrind callgrind, kilo-instructions):\n")
+        if instr_rows:
+            t2 = []
+            for r in instr_rows:
+                kio = r["instr_per_unit"] / 1e3
+                t2.append([f"{r['build']} serial ({r['commit_short']})", _num(kio),
+                           *[_num(p.ops_per_task * kio) if p.ops_per_task else "–" for p in pts]])
+            md.append(_md_table(hdr, t2) + "\n")
+            per_node = instr_rows[0]["instr_per_node"]
+            if per_node:
+                md.append(f"\nAll instructions of a g=1 serial run per node: {per_node / 1e3:.2f} k ({instr_rows[0]['build']}).\n")
+        else:
+            md.append("\n*No instruction counts in the database: run `plait-bench instr` (valgrind callgrind).*\n")
+
+    # ---------------- fib ----------------
+    if "fib" in ds.kernels():
+        md.append("\n## fib: spawn overhead\n")
+        fruns = [r for r in runs if r.kernel == "fib"]
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        done = [False]
+        rows = []
+        threads = ds.threads("fib") or [1]
+        for base in ds.problems("fib"):
+            label = ",".join(f"{k}={v}" for k, v in sorted(base.items()))
+            ts = ds.serial_time("fib", base)
+            for s in ds.series("fib"):
+                xs, sums, fx, fc = [], [], [], []
+                row = [label, s]
+                for t in ([1] if s == "serial" else threads):
+                    c = ds.cell("fib", base, s, t)
+                    if c is None:
+                        continue
+                    ns = c.stat("ns_per_task")
+                    tm = c.time
+                    if ns is not None and s != "serial":
+                        xs.append(t)
+                        sums.append(ns)
+                    if c.failed_runs:
+                        fx.append(t)
+                        fc.append(len(c.failed_runs))
+                    cellt = "–" if tm is None else f"{tm.median * 1e3:.2f} ms [{tm.lo * 1e3:.2f}–{tm.hi * 1e3:.2f}]"
+                    if ns is not None:
+                        cellt += f", {ns.median:.1f} ns/task"
+                    if ts and tm and s != "serial":
+                        cellt += f", {tm.median / ts:.2f}× serial"
+                    if c.failed_runs:
+                        cellt += f" **{len(c.failed_runs)} FAILED**"
+                    row.append(f"P={t}: {cellt}")
+                rows.append(row[:2] + ["<br>".join(row[2:])])
+                if s != "serial":
+                    _errbar(ax, xs, sums, f"{s} ({label})" if len(ds.problems("fib")) > 1 else s, **_style(s))
+                    _failed_marks(ax, fx, fc, 0, done, s)
+        ax.set_xlabel("threads")
+        ax.set_ylabel("ns per task (binary's own ns_per_task)")
+        ax.set_xticks(threads)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title("fib: cost per spawned task", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_dir / "fib_overhead.png", dpi=110)
+        plt.close(fig)
+        written.append(out_dir / "fib_overhead.png")
+        md.append(f"![fib](fib_overhead.png)\n\n*{caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES))}.*\n")
+        md.append(_md_table(["params", "runtime", "median time per run"], rows) + "\n")
+        instr_fib = db.latest_instr(con, "fib", sess["commit_hash"])
+        if instr_fib:
+            md.append("\nInstructions per fib call (serial, callgrind): " + ", ".join(
+                f"{r['build']} {r['instr_per_unit']:.1f}" for r in instr_fib) + ".\n")
+
+    # ---------------- other kernels ----------------
+    for k in ds.kernels():
+        if k in ("uts", "fib"):
+            continue
+        md.append(f"\n## {k}\n")
+        rows = []
+        for c in sorted(ds.cells_for(k), key=lambda c: (json.dumps(c.base, sort_keys=True), c.series, c.threads)):
+            tm = c.time
+            rows.append([",".join(f"{a}={b}" for a, b in sorted(c.base.items())), c.series, str(c.threads),
+                         "–" if tm is None else f"{tm.median:.4f} [{tm.lo:.4f}–{tm.hi:.4f}]",
+                         _pct(ds.efficiency(c)), str(len(c.failed_runs))])
+        md.append(_md_table(["params", "runtime", "P", "time (s)", "efficiency", "failed"], rows) + "\n")
+
+    # ---------------- failures ----------------
+    failed = con.execute(
+        f"SELECT * FROM runs WHERE session_id = ? AND status IN ({','.join('?' * len(FAILED_STATUSES))}) ORDER BY id",
+        (session_id, *FAILED_STATUSES),
+    ).fetchall()
+    md.append("\n## Failed runs\n")
+    if failed:
+        md.append(_md_table(
+            ["run", "kind", "round", "benchmark", "P", "params", "status", "message"],
+            [[str(r["id"]), r["kind"], str(r["round"]), f"{r['kernel']}-{r['series']}", str(r["threads"]),
+              ",".join(f"{a}={b}" for a, b in sorted(json.loads(r["params_json"]).items())), f"**{r['status']}**",
+              (r["message"] or "").replace("|", "\\|")] for r in failed],
+        ) + "\n")
+    else:
+        md.append("None: every run verified.\n")
+
+    index = out_dir / "index.md"
+    index.write_text("\n".join(md))
+    written.insert(0, index)
+    return written

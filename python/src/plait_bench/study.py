@@ -1,0 +1,471 @@
+"""Study files: loading, validation and expansion into an interleaved, shuffled plan of runs.
+
+A study file is TOML (see docs/plait-bench.md for the full reference)::
+
+    [study]
+    name = "quick"
+    rounds = 3            # measured runs of every configuration, one per round
+    warmup = 1            # unmeasured (but recorded) warm-up runs per configuration, before round 1
+    seed = 42             # shuffles the order of every round; recorded with the session
+    timeout_s = 60        # per run
+    pin = "auto"          # "auto" (affinity to CPUs 0..P-1, OMP_PROC_BIND/OMP_PLACES) or "none"
+    stack = "unlimited"   # RLIMIT_STACK of each run ("unlimited", KiB as an integer, or "inherit")
+    omp_stacksize = "100M"
+
+    [[benchmark]]
+    kernel = "uts"
+    runtimes = ["serial", "plait", "gomp", "libomp", "tbb"]
+    threads = "1..nproc"
+    params = { tree = "T3" }
+    sweep = { g = [1, 2] }
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .registry import DRIVER_OPTIONS, KNOWN_KERNELS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs, binary_help
+
+
+class StudyError(Exception):
+    """A study file that cannot be run; ``problems`` lists every problem found, each naming its place."""
+
+    def __init__(self, path: str, problems: list[str]):
+        self.path = path
+        self.problems = problems
+        super().__init__(f"{path}: " + "; ".join(problems))
+
+    def render(self) -> str:
+        lines = [f"study file {self.path} is not valid:"]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+STUDY_KEYS = {
+    "name", "description", "rounds", "warmup", "seed", "timeout_s", "pin", "stack", "omp_stacksize",
+    "binary_warmup", "notes",
+}
+BENCH_KEYS = {"kernel", "runtimes", "threads", "params", "sweep", "cases", "runtime_params", "timeout_s", "label"}
+TOP_KEYS = {"study", "benchmark", "env"}
+
+
+def nproc() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: a binary, a thread count and the kernel's parameters."""
+
+    kernel: str
+    runtime: str
+    threads: int
+    params: tuple[tuple[str, str], ...]  # sorted (name, value) pairs, all given to the binary
+    runtime_params: tuple[str, ...] = ()  # names among params that only this runtime has (e.g. variant)
+    timeout_s: float = 60.0
+
+    @property
+    def params_dict(self) -> dict[str, str]:
+        return dict(self.params)
+
+    @property
+    def key(self) -> str:
+        ps = ",".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.kernel}|{self.runtime}|P={self.threads}|{ps}"
+
+    @property
+    def base_params(self) -> tuple[tuple[str, str], ...]:
+        """Parameters shared by every runtime (what the serial baseline must match)."""
+        return tuple((k, v) for k, v in self.params if k not in self.runtime_params)
+
+    @property
+    def series(self) -> str:
+        """Label of the runtime series in reports: runtime plus runtime-only parameters."""
+        extra = [f"{k}={v}" for k, v in self.params if k in self.runtime_params]
+        return self.runtime + (f"[{','.join(extra)}]" if extra else "")
+
+    def args(self, help_info=None) -> list[str]:
+        out = []
+        for k, v in self.params:
+            out += [help_info.spelling(k) if help_info is not None else f"--{k}", v]
+        return out
+
+
+@dataclass
+class StudySettings:
+    name: str
+    description: str = ""
+    rounds: int = 3
+    warmup: int = 1
+    seed: int = 1
+    timeout_s: float = 60.0
+    pin: str = "auto"
+    stack: str = "unlimited"
+    omp_stacksize: str = "100M"
+    binary_warmup: int = 0
+
+
+@dataclass
+class PlannedRun:
+    seq: int
+    round: int  # 0 = warm-up round
+    kind: str  # "warmup" | "measured"
+    config: Config
+
+
+@dataclass
+class Study:
+    path: Path
+    text: str
+    settings: StudySettings
+    configs: list[Config]
+    env: dict[str, str] = field(default_factory=dict)
+    runtime_env: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    def plan(self) -> list[PlannedRun]:
+        """Warm-ups first (round 0), then ``rounds`` rounds: every configuration once per round, the
+        order shuffled anew each round with a generator seeded from (seed, round)."""
+        s = self.settings
+        base = sorted(self.configs, key=lambda c: c.key)
+        out: list[PlannedRun] = []
+        seq = 0
+        rounds = [(0, "warmup")] * (1 if s.warmup > 0 else 0)
+        for r in range(1, s.rounds + 1):
+            rounds.append((r, "measured"))
+        for r, kind in rounds:
+            reps = s.warmup if kind == "warmup" else 1
+            for _ in range(reps):
+                order = list(base)
+                random.Random(f"{s.seed}/{r}/{_}").shuffle(order)
+                for c in order:
+                    out.append(PlannedRun(seq, r, kind, c))
+                    seq += 1
+        return out
+
+    def plan_hash(self) -> str:
+        """Identity of the plan: what runs, in what order, with which settings (not the file's comments)."""
+        s = self.settings
+        blob = json.dumps(
+            {
+                "settings": s.__dict__,
+                "env": self.env,
+                "runtime_env": self.runtime_env,
+                "plan": [(p.seq, p.round, p.kind, p.config.key) for p in self.plan()],
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def env_for(self, runtime: str) -> dict[str, str]:
+        e = dict(self.env)
+        e.update(self.runtime_env.get(runtime, {}))
+        return e
+
+
+def resolve_study_path(spec: str, root: Path) -> Path:
+    """``quick`` -> studies/quick.toml; a path is taken as is."""
+    p = Path(spec)
+    if p.suffix == ".toml" or os.sep in spec or p.exists():
+        return p
+    cand = root / "studies" / f"{spec}.toml"
+    return cand
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _parse_threads(spec: Any, where: str, problems: list[str], np: int) -> list[int]:
+    def one(x: Any) -> list[int]:
+        if isinstance(x, bool):
+            raise ValueError
+        if isinstance(x, int):
+            if x < 1:
+                raise ValueError
+            return [x]
+        if isinstance(x, str):
+            s = x.strip()
+            if s == "nproc":
+                return [np]
+            if ".." in s:
+                a, b = s.split("..", 1)
+                lo = np if a.strip() == "nproc" else int(a)
+                hi = np if b.strip() == "nproc" else int(b)
+                if lo < 1 or hi < lo:
+                    raise ValueError
+                return list(range(lo, hi + 1))
+            v = int(s)
+            if v < 1:
+                raise ValueError
+            return [v]
+        raise ValueError
+
+    try:
+        items = spec if isinstance(spec, list) else [spec]
+        out: list[int] = []
+        for x in items:
+            for t in one(x):
+                if t not in out:
+                    out.append(t)
+        if not out:
+            raise ValueError
+        return sorted(out)
+    except (ValueError, TypeError):
+        problems.append(
+            f"{where}.threads: {spec!r} is not a thread list; accepted: an integer >= 1, \"nproc\", "
+            f"\"1..nproc\", \"2..8\", or a list of those"
+        )
+        return []
+
+
+def _product(d: dict[str, list]) -> list[dict[str, Any]]:
+    if not d:
+        return [{}]
+    keys = list(d)
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(d[k] for k in keys))]
+
+
+def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, check_binaries: bool = True) -> Study:
+    """Parse and validate a study file. Raises StudyError naming every problem found."""
+    path = Path(path)
+    np = np or nproc()
+    where_file = str(path)
+    if not path.is_file():
+        raise StudyError(where_file, [f"no such study file (looked for {path})"])
+    text = path.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise StudyError(where_file, [f"malformed TOML: {e}"]) from None
+
+    problems: list[str] = []
+    for k in data:
+        if k not in TOP_KEYS:
+            problems.append(f"unknown top-level table '{k}'; accepted: {', '.join(sorted(TOP_KEYS))}")
+
+    st = data.get("study", {})
+    if not isinstance(st, dict):
+        problems.append("[study] must be a table")
+        st = {}
+    for k in st:
+        if k not in STUDY_KEYS:
+            problems.append(f"study.{k}: unknown setting; accepted: {', '.join(sorted(STUDY_KEYS))}")
+    settings = StudySettings(name=str(st.get("name", path.stem)))
+    settings.description = str(st.get("description", ""))
+
+    def int_setting(key: str, lo: int, default: int) -> int:
+        v = st.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            problems.append(f"study.{key}: {v!r} must be an integer >= {lo}")
+            return default
+        return v
+
+    settings.rounds = int_setting("rounds", 1, 3)
+    settings.warmup = int_setting("warmup", 0, 1)
+    settings.seed = int_setting("seed", 0, 1)
+    settings.binary_warmup = int_setting("binary_warmup", 0, 0)
+    t = st.get("timeout_s", 60.0)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+        problems.append(f"study.timeout_s: {t!r} must be a positive number of seconds")
+        t = 60.0
+    settings.timeout_s = float(t)
+    pin = st.get("pin", "auto")
+    if pin not in ("auto", "none"):
+        problems.append(f"study.pin: {pin!r} is not one of 'auto', 'none'")
+    settings.pin = str(pin)
+    stack = st.get("stack", "unlimited")
+    if not (stack in ("unlimited", "inherit") or (isinstance(stack, int) and not isinstance(stack, bool) and stack > 0)):
+        problems.append(f"study.stack: {stack!r} must be 'unlimited', 'inherit' or a size in KiB")
+    settings.stack = str(stack)
+    settings.omp_stacksize = str(st.get("omp_stacksize", "100M"))
+
+    env_tbl = data.get("env", {})
+    env: dict[str, str] = {}
+    runtime_env: dict[str, dict[str, str]] = {}
+    if not isinstance(env_tbl, dict):
+        problems.append("[env] must be a table of VARIABLE = \"value\"")
+        env_tbl = {}
+    for k, v in env_tbl.items():
+        if isinstance(v, dict):
+            if k not in RUNTIMES:
+                problems.append(f"env.{k}: unknown runtime '{k}'; accepted: {', '.join(RUNTIMES)}")
+                continue
+            runtime_env[k] = {str(a): _fmt_value(b) for a, b in v.items()}
+        else:
+            env[str(k)] = _fmt_value(v)
+
+    benches = data.get("benchmark")
+    if benches is None:
+        problems.append("no [[benchmark]] tables: a study needs at least one")
+        benches = []
+    if not isinstance(benches, list):
+        problems.append("benchmark must be an array of tables ([[benchmark]])")
+        benches = []
+
+    bins_known = bins.built_kernels() if bins else set()
+    configs: dict[str, Config] = {}
+    for i, b in enumerate(benches):
+        where = f"benchmark[{i + 1}]"
+        if not isinstance(b, dict):
+            problems.append(f"{where}: must be a table")
+            continue
+        for k in b:
+            if k not in BENCH_KEYS:
+                problems.append(f"{where}.{k}: unknown key; accepted: {', '.join(sorted(BENCH_KEYS))}")
+        kernel = b.get("kernel")
+        if not isinstance(kernel, str):
+            problems.append(f"{where}: 'kernel' (the benchmark name) is missing")
+            continue
+        known = set(KNOWN_KERNELS) | bins_known
+        if kernel not in known:
+            problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
+            continue
+        where = f"{where} ({kernel})"
+        rts = b.get("runtimes", list(RUNTIMES))
+        if isinstance(rts, str):
+            rts = [rts]
+        bad = [r for r in rts if r not in RUNTIMES]
+        if bad:
+            problems.append(f"{where}.runtimes: unknown runtime {', '.join(map(repr, bad))}; accepted: {', '.join(RUNTIMES)}")
+            rts = [r for r in rts if r in RUNTIMES]
+        threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
+        timeout = b.get("timeout_s", settings.timeout_s)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            problems.append(f"{where}.timeout_s: {timeout!r} must be a positive number")
+            timeout = settings.timeout_s
+
+        fixed = b.get("params", {})
+        sweep = b.get("sweep", {})
+        cases = b.get("cases", [{}])
+        rparams = b.get("runtime_params", {})
+        ok = True
+        for nm, v in (("params", fixed), ("sweep", sweep), ("runtime_params", rparams)):
+            if not isinstance(v, dict):
+                problems.append(f"{where}.{nm}: must be a table")
+                ok = False
+        if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases) or not cases:
+            problems.append(f"{where}.cases: must be a non-empty array of tables")
+            ok = False
+        if not ok:
+            continue
+        for k, v in sweep.items():
+            if not isinstance(v, list) or not v:
+                problems.append(f"{where}.sweep.{k}: must be a non-empty list of values")
+        sweep = {k: v for k, v in sweep.items() if isinstance(v, list) and v}
+        for rt, tbl in rparams.items():
+            if rt not in RUNTIMES:
+                problems.append(f"{where}.runtime_params.{rt}: unknown runtime; accepted: {', '.join(RUNTIMES)}")
+            elif rt not in rts:
+                problems.append(f"{where}.runtime_params.{rt}: {rt} is not among this benchmark's runtimes ({', '.join(rts)})")
+            elif not isinstance(tbl, dict):
+                problems.append(f"{where}.runtime_params.{rt}: must be a table of name = [values]")
+        rparams = {
+            rt: {k: (v if isinstance(v, list) else [v]) for k, v in tbl.items()}
+            for rt, tbl in rparams.items()
+            if rt in RUNTIMES and isinstance(tbl, dict)
+        }
+
+        common_names = set(fixed) | set(sweep) | {k for c in cases for k in c}
+        # Parameter names: the binaries' own --help is authoritative; else the built-in list.
+        for rt in rts:
+            names = common_names | set(rparams.get(rt, {}))
+            reserved = names & DRIVER_OPTIONS
+            if reserved:
+                problems.append(
+                    f"{where}: {', '.join(sorted(reserved))} set by the study tool itself (use threads/rounds/"
+                    f"binary_warmup), not a parameter"
+                )
+            info = None
+            if bins is not None and check_binaries:
+                exe = bins.binary(kernel, rt)
+                if exe.is_file():
+                    info = binary_help(exe)
+            if info is not None:
+                accepted = {o for o in info.options if o not in DRIVER_OPTIONS} | {
+                    a for a, n in info.aliases.items() if n not in DRIVER_OPTIONS
+                }
+                source = f"{kernel}-{rt} --help"
+            elif kernel in KNOWN_KERNELS:
+                accepted = set(KNOWN_KERNELS[kernel]["params"]) | set(KNOWN_KERNELS[kernel]["runtime_params"].get(rt, ()))
+                source = "built-in list"
+            else:
+                continue
+            for n in sorted(names - accepted - DRIVER_OPTIONS):
+                problems.append(
+                    f"{where}: unknown parameter '{n}' for {kernel}-{rt}; accepted ({source}): "
+                    f"{', '.join(sorted(accepted)) or '(none)'}"
+                )
+            if info is not None:
+                values: dict[str, set] = {}
+                for d in [fixed, *cases]:
+                    for k, v in d.items():
+                        values.setdefault(k, set()).add(_fmt_value(v))
+                for k, vs in list(sweep.items()) + list(rparams.get(rt, {}).items()):
+                    values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
+                for k, vs in values.items():
+                    ch = info.choices.get(info.aliases.get(k, k))
+                    if ch:
+                        for v in sorted(vs - set(ch)):
+                            problems.append(f"{where}: {kernel}-{rt} --{k}: unknown value '{v}'; accepted: {', '.join(ch)}")
+
+        for case in cases:
+            for combo in _product(sweep):
+                base = dict(fixed)
+                base.update(case)
+                base.update(combo)
+                for rt in rts:
+                    rp = rparams.get(rt, {})
+                    for extra in _product(rp):
+                        ps = {k: _fmt_value(v) for k, v in {**base, **extra}.items()}
+                        for p in [1] if rt == "serial" else threads:
+                            c = Config(
+                                kernel=kernel,
+                                runtime=rt,
+                                threads=p,
+                                params=tuple(sorted(ps.items())),
+                                runtime_params=tuple(sorted(extra)),
+                                timeout_s=float(timeout),
+                            )
+                            # identical configurations from several [[benchmark]] tables run once
+                            if c.key in configs:
+                                old = configs[c.key]
+                                if c.timeout_s > old.timeout_s:
+                                    configs[c.key] = c
+                            else:
+                                configs[c.key] = c
+        if not any(r in PARALLEL_RUNTIMES for r in rts) and not rts:
+            problems.append(f"{where}: no runtimes selected")
+
+    if problems:
+        raise StudyError(where_file, problems)
+    if not configs:
+        raise StudyError(where_file, ["the study expands to no configurations"])
+    return Study(path=path, text=text, settings=settings, configs=list(configs.values()), env=env, runtime_env=runtime_env)
+
+
+def missing_binaries(study: Study, bins: BinDirs) -> list[Path]:
+    seen: list[Path] = []
+    for c in study.configs:
+        p = bins.binary(c.kernel, c.runtime)
+        if not (p.is_file() and os.access(p, os.X_OK)) and p not in seen:
+            seen.append(p)
+    return seen

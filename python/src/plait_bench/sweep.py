@@ -1,0 +1,138 @@
+"""Executes a study: creates or resumes a session and works through its pending planned runs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from . import db
+from .machine import git_state, machine_facts
+from .registry import BinDirs, binary_help
+from .runner import FAILED_STATUSES, execute, missing_record
+from .study import Config, Study, missing_binaries, nproc
+
+
+class MissingBinaries(Exception):
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        super().__init__(", ".join(map(str, paths)))
+
+
+@dataclass
+class SweepResult:
+    session_id: int
+    resumed: bool
+    executed: int
+    total: int
+    failed: list[sqlite3.Row] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.failed
+
+
+def config_of(row: sqlite3.Row) -> Config:
+    params = json.loads(row["params_json"])
+    base = json.loads(row["base_json"])
+    return Config(
+        kernel=row["kernel"], runtime=row["runtime"], threads=int(row["threads"]),
+        params=tuple(sorted(params.items())), runtime_params=tuple(sorted(set(params) - set(base))),
+        timeout_s=float(row["timeout_s"]),
+    )
+
+
+def run_study(
+    study: Study,
+    con: sqlite3.Connection,
+    bins: BinDirs,
+    root: Path,
+    *,
+    new_session: bool = False,
+    keep_going: bool = False,
+    console: Console | None = None,
+) -> SweepResult:
+    console = console or Console(stderr=True)
+    missing = missing_binaries(study, bins)
+    if missing and not keep_going:
+        raise MissingBinaries(missing)
+
+    facts = machine_facts()
+    git = git_state(root)
+    mid = db.upsert_machine(con, facts)
+    plan = study.plan()
+    h = study.plan_hash()
+
+    sid = None
+    resumed = False
+    if not new_session:
+        old = db.find_resumable(con, study.name, h)
+        if old is not None:
+            if old["commit_hash"] == git["commit"]:
+                sid, resumed = int(old["id"]), True
+            else:
+                console.print(
+                    f"[yellow]note:[/] unfinished session #{old['id']} of '{study.name}' was at commit "
+                    f"{old['commit_short']}, now at {git['short']}: starting a new session instead of resuming it"
+                )
+    if sid is None:
+        sid = db.create_session(con, study=study, plan=plan, plan_hash=h, git=git, machine_id=mid, bins=bins, nproc=nproc())
+    else:
+        db.set_session_status(con, sid, "running")
+
+    pending = db.pending_runs(con, sid)
+    total = len(plan)
+    done_before = total - len(pending)
+    if resumed:
+        console.print(f"resuming session #{sid} of '{study.name}': {done_before} of {total} runs already stored")
+    else:
+        console.print(
+            f"session #{sid} of '{study.name}': {len(study.configs)} configurations, {total} runs "
+            f"(seed {study.settings.seed}, commit {git['short']})"
+        )
+
+    executed = 0
+    try:
+        with Progress(
+            TextColumn("[bold]{task.fields[study]}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("", total=total, completed=done_before, study=study.name)
+            for row in pending:
+                cfg = config_of(row)
+                exe = bins.binary(cfg.kernel, cfg.runtime)
+                label = f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
+                    f"{k}={v}" for k, v in cfg.params if k not in cfg.runtime_params
+                )
+                progress.update(task, description=f"{row['kind']} r{row['round']}: {label}")
+                if not exe.is_file():
+                    rec = missing_record(cfg, exe, study.settings)
+                else:
+                    rec = execute(cfg, exe, study.settings, study.env_for(cfg.runtime), binary_help(exe))
+                db.store_run(con, row, rec)
+                executed += 1
+                if rec.status != "ok":
+                    progress.console.print(
+                        f"[red]FAILED[/] ({rec.status}) {label} round {row['round']}: {rec.message}"
+                    )
+                progress.advance(task)
+    except KeyboardInterrupt:
+        db.set_session_status(con, sid, "interrupted")
+        raise
+
+    failed = con.execute(
+        f"SELECT * FROM runs WHERE session_id = ? AND status IN ({','.join('?' * len(FAILED_STATUSES))}) ORDER BY id",
+        (sid, *FAILED_STATUSES),
+    ).fetchall()
+    db.set_session_status(con, sid, "failed" if failed else "complete")
+    return SweepResult(session_id=sid, resumed=resumed, executed=executed, total=total, failed=failed)

@@ -1,0 +1,133 @@
+"""A stand-in benchmark binary that follows docs/bench-protocol.md, for tests that must not depend on the
+C++ build. Invoked as ``fake_bench.py --as <kernel>-<runtime> [options]``.
+
+Times are computed, not measured (no sleeping), so tests are fast and their numbers known. Failure
+injection through FAKE_BENCH_FAIL="runtime:threads:mode[,...]" with mode crash | unverified | hang |
+error | garbage; FAKE_BENCH_SLEEP=seconds sleeps in every run (for interrupt tests).
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+KERNEL_OPTS = {
+    "fib": [("n", "int", "fib argument [0..50, default 20]"), ("cutoff", "int", "serial below [0..50, default 0]")],
+    "uts": [
+        ("tree", "string", "named sample tree [T1|T5|T2|T3|T4|T1L|T2L|T3L] (default '')"),
+        ("input", "string", "BOTS input file (default '')"),
+        ("type", "string", "tree type [0|1|2|3|binomial|geometric|hybrid|balanced] (default '0')", "t"),
+        ("b0", "number", "root branching factor", "b"), ("seed", "int", "root seed", "r"),
+        ("shape", "string", "shape", "a"), ("depth", "int", "depth", "d"), ("q", "number", "probability", "q"),
+        ("m", "int", "children", "m"), ("f", "number", "fraction", "f"),
+        ("g", "int", "granularity [1..1000000, default 1]", "g"),
+    ],
+}
+PLAIT_EXTRA = {"uts": [("variant", "string", "task pattern [spawn|group] (default 'spawn')")]}
+SPEED = {"serial": 1.0, "plait": 1.05, "tbb": 1.1, "gomp": 1.6, "libomp": 1.25}
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    assert argv[0] == "--as"
+    name = argv[1]
+    argv = argv[2:]
+    kernel, runtime = name.rsplit("-", 1)
+    opts = list(KERNEL_OPTS[kernel]) + (PLAIT_EXTRA.get(kernel, []) if runtime == "plait" else [])
+    opts = [o if len(o) == 4 else (*o, None) for o in opts]
+    names = {o[0] for o in opts} | {"threads", "reps", "warmup", "quiet"}
+    alias = {o[3]: o[0] for o in opts if o[3]}
+    if "--help" in argv:
+        print(f"usage: {name} [options]")
+        print(f"  {'--threads, -n <int>':28s} worker threads [1..4096, default 1]")
+        print(f"  {'--reps <int>':28s} measured repetitions [1..1000000, default 1]")
+        print(f"  {'--warmup <int>':28s} unmeasured repetitions [0..1000, default 0]")
+        print(f"  {'--quiet':28s} no human summary on stderr")
+        for n, kind, h, al in opts:
+            sp = f"--{n}" + (f", -{al}" if al else "")
+            print(f"  {sp + ' <' + kind + '>':28s} {h}")
+        return 0
+    vals = {"threads": "1", "reps": "1", "warmup": "0"}
+    quiet = False
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        key = a[2:] if a.startswith("--") else alias.get(a[1:], "?" + a)
+        if a == "-n":
+            key = "threads"
+        if key not in names:
+            print(f"{name}: error: unknown option '{a}'; accepted: {', '.join(sorted(names))}", file=sys.stderr)
+            return 2
+        if key == "quiet":
+            quiet = True
+            i += 1
+            continue
+        if i + 1 >= len(argv):
+            print(f"{name}: error: option --{key} needs a value", file=sys.stderr)
+            return 2
+        vals[key] = argv[i + 1]
+        i += 2
+    threads = int(vals.pop("threads"))
+    reps = int(vals.pop("reps"))
+    vals.pop("warmup")
+    if runtime == "serial" and threads != 1:
+        print(f"{name}: error: the serial build runs on one thread; --threads must be 1, not {threads}", file=sys.stderr)
+        return 2
+
+    if os.environ.get("FAKE_BENCH_SLEEP"):
+        time.sleep(float(os.environ["FAKE_BENCH_SLEEP"]))
+    for rule in filter(None, os.environ.get("FAKE_BENCH_FAIL", "").split(",")):
+        rt, th, mode = rule.split(":")
+        if rt == runtime and (th == "*" or int(th) == threads):
+            if mode == "crash":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if mode == "unverified":
+                print(f"{name}: error: verification failed: nodes = 41 (expected 42)", file=sys.stderr)
+                return 1
+            if mode == "hang":
+                time.sleep(3600)
+            if mode == "error":
+                print(f"{name}: error: out of memory", file=sys.stderr)
+                return 3
+            if mode == "garbage":
+                print("{not json")
+                return 0
+
+    params = {o[0]: vals.get(o[0], "") for o in opts}
+    stats: dict = {}
+    if kernel == "fib":
+        n = int(vals.get("n", 20))
+        a, b = 0, 1
+        for _ in range(n + 1):
+            a, b = b, a + b
+        calls = 2 * a - 1
+        per = {"serial": 2e-9, "plait": 8e-9, "tbb": 20e-9, "gomp": 150e-9, "libomp": 60e-9}[runtime]
+        t = calls * per / (threads ** 0.9)
+        stats = {"result": a, "tasks": 0 if runtime == "serial" else calls, "steals": 3 * (threads - 1),
+                 "moved_tasks": 5 * (threads - 1), "ns_per_task": t * 1e9 * threads / calls}
+        check = f"fib({n}) = {a}"
+    else:
+        tree = vals.get("tree", "")
+        nodes = 4112897 if tree == "T3" else int(float(vals.get("b0", 2000))) * 50 + 1
+        g = int(vals.get("g", 1))
+        m = int(vals.get("m", 8 if tree in ("", "T3") else 5))
+        tasks = (nodes - 1) // 5
+        work = nodes * g * 2e-7 * SPEED[runtime]
+        overhead = 0 if runtime == "serial" else tasks * 1e-6 * SPEED[runtime] * (threads - 1)
+        t = work / threads + overhead / threads
+        moved = 0 if runtime == "serial" else int(tasks * 0.01 * (threads - 1) * SPEED[runtime])
+        stats = {"nodes": nodes, "depth": 100, "leaves": nodes - tasks, "tasks": tasks, "moved_tasks": moved,
+                 "steals": moved, "moved_per_thread_per_s": moved / threads / t, "nodes_per_s": nodes / t}
+        check = f"nodes = {nodes} (m={m})"
+    for k in range(reps):
+        rec = {"kernel": kernel, "runtime": runtime, "threads": threads, "rep": k, "params": params,
+               "time_s": round(t, 9), "verified": True, "check": check, "stats": stats}
+        print(json.dumps(rec))
+    if not quiet:
+        print(f"{name} threads={threads} median={t:.6f} s (verified)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""End to end against the real benchmark binaries (build/gcc-release/bin): a tiny study in seconds.
+
+Skipped only when build/gcc-release/bin does not exist at all (a bare checkout before `make build`);
+`make test` builds the trees before pytest, and with PLAIT_BENCH_REQUIRE_BUILD=1 a missing build
+fails instead of skipping.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+# PLAIT_E2E_GCC_BIN points the test at another build folder (for trying it against a private build).
+GCC_BIN = Path(os.environ.get("PLAIT_E2E_GCC_BIN") or REPO / "build" / "gcc-release" / "bin")
+
+if not GCC_BIN.is_dir():
+    if os.environ.get("PLAIT_BENCH_REQUIRE_BUILD") == "1":
+        pytest.fail(f"{GCC_BIN} does not exist but PLAIT_BENCH_REQUIRE_BUILD=1: build first (make build)", pytrace=False)
+    pytest.skip(
+        f"SKIPPED end-to-end test with real binaries: {GCC_BIN} does not exist (run `make build`; "
+        "`make test` builds it before pytest, so this skip cannot happen there)",
+        allow_module_level=True,
+    )
+
+
+def _cli(args, env):
+    return subprocess.run([sys.executable, "-m", "plait_bench", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_tiny_study_on_real_binaries(tmp_path):
+    for name in ("fib-serial", "fib-plait"):
+        assert (GCC_BIN / name).is_file(), f"{GCC_BIN / name} missing: the gcc-release tree must build fib"
+    has_uts = (GCC_BIN / "uts-serial").is_file() and (GCC_BIN / "uts-plait").is_file()
+    study = tmp_path / "tiny.toml"
+    text = """
+        [study]
+        name = "tiny-real"
+        rounds = 2
+        warmup = 1
+        seed = 1
+        timeout_s = 30
+
+        [[benchmark]]
+        kernel = "fib"
+        runtimes = ["serial", "plait"]
+        threads = "1..2"
+        params = { n = 18, cutoff = 0 }
+    """
+    if has_uts:
+        text += """
+        [[benchmark]]
+        kernel = "uts"
+        runtimes = ["serial", "plait"]
+        threads = "1..2"
+        params = { type = "binomial", b0 = 200, q = 0.12, m = 8, seed = 1 }
+        sweep = { g = [1, 2] }
+        """
+    study.write_text(textwrap.dedent(text))
+    dbp = tmp_path / "real.db"
+    env = {"PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_DB": str(dbp)}
+    cp = _cli(["run", str(study)], env)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    con = sqlite3.connect(dbp)
+    con.row_factory = sqlite3.Row
+    runs = con.execute("SELECT * FROM runs").fetchall()
+    n_configs = 3 + (2 * 3 if has_uts else 0)
+    assert len(runs) == n_configs * 3
+    assert {r["status"] for r in runs} == {"ok"}, [dict(r) for r in runs if r["status"] != "ok"]
+    fib = [r for r in runs if r["kernel"] == "fib"]
+    for r in fib:
+        assert r["verified"] == 1 and r["time_s"] > 0 and "fib(18) = 2584" in r["check_text"]
+        assert json.loads(r["echo_params_json"])["n"] == "18"
+        assert json.loads(r["stats_json"])["tasks"] > 0
+    assert any("cpus 0" in r["pinning"] for r in runs)
+    sess = con.execute("SELECT * FROM sessions").fetchone()
+    assert sess["status"] == "complete"
+    facts = json.loads(con.execute("SELECT facts_json FROM machines").fetchone()[0])
+    assert facts["gcc"]
+
+    cp = _cli(["report", "--out", str(tmp_path / "report")], env)
+    assert cp.returncode == 0, cp.stderr
+    assert (tmp_path / "report" / "index.md").is_file()
+    assert (tmp_path / "report" / "fib_overhead.png").is_file()
+    if has_uts:
+        assert (tmp_path / "report" / "fig2_efficiency_kinstr.png").is_file()
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed (scripts/bootstrap.sh installs it)")
+def test_instr_on_real_fib(tmp_path):
+    dbp = tmp_path / "i.db"
+    env = {"PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_CLANG_BIN": str(tmp_path / "none"), "PLAIT_BENCH_DB": str(dbp)}
+    cp = _cli(["instr", "--kernel", "fib", "--build", "gcc"], env)
+    assert cp.returncode == 0, cp.stderr
+    row = sqlite3.connect(dbp).execute("SELECT unit, instr_per_unit FROM instr").fetchone()
+    assert row[0] == "call" and 3 < row[1] < 2000

@@ -1,0 +1,123 @@
+"""Study-file validation and the interleaved, shuffled plan."""
+
+from collections import Counter
+
+import pytest
+
+from plait_bench.registry import find_root
+from plait_bench.study import StudyError, load_study, missing_binaries
+
+GOOD = """
+[study]
+name = "t"
+rounds = 3
+warmup = 1
+seed = 11
+
+[[benchmark]]
+kernel = "uts"
+runtimes = ["serial", "plait", "gomp"]
+threads = "1..2"
+params = { tree = "T3" }
+sweep = { g = [1, 2] }
+
+[[benchmark]]
+kernel = "fib"
+runtimes = ["serial", "plait"]
+threads = [2]
+params = { n = 15 }
+"""
+
+
+def problems(path, bins=None, **kw):
+    with pytest.raises(StudyError) as ei:
+        load_study(path, bins, np=2, **kw)
+    return "\n".join(ei.value.problems)
+
+
+def test_good_study_expands(write_study):
+    st = load_study(write_study(GOOD), np=2)
+    keys = {c.key for c in st.configs}
+    # uts: 2 g x (serial@1 + plait@1,2 + gomp@1,2) = 10; fib: serial@1 + plait@2 = 2
+    assert len(st.configs) == 12
+    assert all(c.threads == 1 for c in st.configs if c.runtime == "serial")
+    assert "uts|plait|P=2|g=2,tree=T3" in keys
+    plan = st.plan()
+    assert len(plan) == 12 * (1 + 3)
+    assert [p.kind for p in plan[:12]] == ["warmup"] * 12
+    # every round holds every configuration exactly once (A B A B ...)
+    for r in range(0, 4):
+        assert Counter(p.config.key for p in plan if p.round == r) == Counter(keys)
+    orders = [[p.config.key for p in plan if p.round == r] for r in range(1, 4)]
+    assert orders[0] != orders[1] or orders[1] != orders[2]  # shuffled anew each round
+    assert [p.config.key for p in st.plan()] == [p.config.key for p in plan]  # deterministic for a seed
+    assert st.plan_hash() == load_study(write_study(GOOD), np=2).plan_hash()
+    other = load_study(write_study(GOOD.replace("seed = 11", "seed = 12"), "o.toml"), np=2)
+    assert other.plan_hash() != st.plan_hash()
+
+
+def test_threads_spec(write_study):
+    st = load_study(write_study(GOOD.replace('threads = "1..2"', 'threads = "1..nproc"')), np=4)
+    assert sorted({c.threads for c in st.configs if c.kernel == "uts"}) == [1, 2, 3, 4]
+    assert "threads" in problems(write_study(GOOD.replace('threads = "1..2"', 'threads = "zero"')))
+    assert "threads" in problems(write_study(GOOD.replace('threads = "1..2"', "threads = 0")))
+
+
+@pytest.mark.parametrize(
+    "change, expect",
+    [
+        (('kernel = "fib"', 'kernel = "fob"'), "unknown benchmark 'fob'"),
+        (('runtimes = ["serial", "plait"]', 'runtimes = ["serial", "cilk"]'), "unknown runtime 'cilk'"),
+        (("params = { n = 15 }", "params = { nn = 15 }"), "unknown parameter 'nn'"),
+        (("sweep = { g = [1, 2] }", "sweep = { gg = [1, 2] }"), "unknown parameter 'gg'"),
+        (("sweep = { g = [1, 2] }", "sweep = { g = 3 }"), "sweep.g: must be a non-empty list"),
+        (("rounds = 3", "rounds = 0"), "study.rounds"),
+        (("rounds = 3", "roundz = 3"), "study.roundz: unknown setting"),
+        (("[study]", "[studdy]"), "unknown top-level table 'studdy'"),
+        (("params = { n = 15 }", "params = { n = 15, threads = 4 }"), "set by the study tool itself"),
+        (('threads = [2]', 'threads = [2]\nwarp = 9'), "unknown key"),
+    ],
+)
+def test_bad_names_are_named(write_study, change, expect):
+    text = GOOD.replace(*change)
+    assert text != GOOD
+    assert expect in problems(write_study(text))
+
+
+def test_malformed_and_missing_files(write_study, tmp_path):
+    assert "malformed TOML" in problems(write_study("[study\nname = 1"))
+    assert "no such study file" in problems(tmp_path / "nope.toml")
+    assert "no [[benchmark]]" in problems(write_study("[study]\nname = 'x'\n"))
+
+
+def test_parameters_checked_against_binary_help(write_study, fake_bins):
+    text = GOOD + '\n[[benchmark]]\nkernel = "uts"\nruntimes = ["plait"]\nthreads = [2]\n' \
+                  'params = { t = 0, b = 200, q = 0.12, m = 8, seed = 1 }\nruntime_params = { plait = { variant = ["spawn", "group"] } }\n'
+    st = load_study(write_study(text), fake_bins, np=2)
+    series = {c.series for c in st.configs}
+    assert "plait[variant=group]" in series and "plait[variant=spawn]" in series
+    c = next(c for c in st.configs if c.series == "plait[variant=group]")
+    assert c.base_params == tuple((k, v) for k, v in c.params if k != "variant")
+    # variant is a plait-only parameter: on gomp it is unknown, and a bad value is named with the choices
+    bad = text.replace('runtime_params = { plait = { variant = ["spawn", "group"] } }', 'runtime_params = { gomp = { variant = ["spawn"] } }')
+    assert "runtime_params.gomp: gomp is not among this benchmark's runtimes" in problems(write_study(bad, "a.toml"), fake_bins)
+    bad = bad.replace('runtimes = ["plait"]\nthreads = [2]', 'runtimes = ["plait", "gomp"]\nthreads = [2]')
+    assert "unknown parameter 'variant' for uts-gomp" in problems(write_study(bad, "b.toml"), fake_bins)
+    bad2 = text.replace('"group"]', '"bogus"]')
+    assert "unknown value 'bogus'; accepted: spawn, group" in problems(write_study(bad2, "c.toml"), fake_bins)
+
+
+def test_missing_binaries_listed(write_study, fake_bins):
+    st = load_study(write_study(GOOD), fake_bins, np=2)
+    assert missing_binaries(st, fake_bins) == []
+    (fake_bins.gcc / "uts-gomp").unlink()
+    assert missing_binaries(st, fake_bins) == [fake_bins.gcc / "uts-gomp"]
+
+
+def test_repository_studies_are_valid():
+    root = find_root()
+    for name in ("quick", "olivier2020"):
+        st = load_study(root / "studies" / f"{name}.toml", np=2, check_binaries=False)
+        assert st.configs, name
+        runtimes = {c.runtime for c in st.configs if c.kernel == "uts"}
+        assert runtimes == {"serial", "plait", "tbb", "gomp", "libomp"}
