@@ -44,6 +44,8 @@ def main():
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--oversub", action="store_true",
+                    help="also run plait at 4, 8 and 16 workers (oversubscription on small machines)")
     a = ap.parse_args()
     if not 10 <= a.n <= 40:
         sys.exit("bench_fib: --n must be in 10..40")
@@ -51,6 +53,8 @@ def main():
     if missing:
         sys.exit(f"bench_fib: missing binaries for {', '.join(missing)}; run `make build` first")
     configs = [("serial", 1)] + [(rt, t) for rt in ("plait", "gomp", "libomp", "tbb") for t in (1, 2)]
+    if a.oversub:
+        configs += [("plait", t) for t in (4, 8, 16)]
     times = {c: [] for c in configs}
     tasks = None
     for c in configs:  # warm-up
@@ -81,6 +85,13 @@ def main():
         print("{:<8} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
         for r in rows:
             print(f"{r[0]:<8} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
+
+
+    if a.oversub:
+        t2 = med[("plait", 2)]
+        print(f"plait oversubscription: " + ", ".join(
+            f"{t} workers {med[('plait', t)] * 1e3:.2f} ms ({t2 / med[('plait', t)]:.2f}x of 2-worker speed)"
+            for t in (4, 8, 16)))
 
 
 if __name__ == "__main__":

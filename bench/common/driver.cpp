@@ -305,6 +305,9 @@ int main_guard_rt(const std::string& kernel, const std::string& runtime, int arg
 void ensure_stack(int argc, char** argv, std::size_t main_stack_bytes, const char* omp_stacksize) {
   (void)argc;
   if (std::getenv("PLAIT_BENCH_REEXECED")) return;
+  // Under valgrind /proc/self/exe is the tool, not us: stay in this process (valgrind gives the
+  // client a large stack of its own; set OMP_STACKSIZE by hand if an OpenMP run needs it).
+  if (const char* pre = std::getenv("LD_PRELOAD"); pre && std::strstr(pre, "vgpreload")) return;
   bool need = false;
   rlimit rl{};
   if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < main_stack_bytes) {
