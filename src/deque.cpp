@@ -6,8 +6,9 @@
 //   ts (tail|split)  thieves: CAS tail -> tail+1 (only while tail < split)
 //                    owner:   fetch_add on split (publish), CAS split down (take back),
 //                             plain store (reset, only while tail == split, when no CAS can succeed)
-//   req              thieves: fetch_or(req_steal); owner: fetch_or(req_allstolen), store(0)
-//   slot.thief       thief: store(index+1, release) once it has read exec/data
+//   req, push_limit, thieves: request_work(); owner: settle()
+//   pop_limit
+//   slot.thief       thief: store(index+1, release) once it has read exec/data; owner: re-zero
 //   everything else  owner only
 #include "pool_impl.hpp"
 
@@ -18,16 +19,23 @@
 
 namespace plait::detail {
 
-constinit thread_local Worker* tl_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit Worker no_worker{};
+constinit thread_local Worker* tl_worker __attribute__((tls_model("initial-exec"))) = &no_worker;
+
+// Thief: ask owner v to publish work (its next push or pop goes to the slow path).
+//   A: req.fetch_or(req_steal)  B: push_limit = 0  C: pop_limit = ~0       (in this order)
+// acq_rel on A and release on B/C pair with the owner's acq_rel exchanges in settle(): see there.
+void request_work(Worker* v) noexcept {
+  v->req.fetch_or(req_steal, std::memory_order_acq_rel);
+  v->push_limit.store(0, std::memory_order_release);
+  v->pop_limit.store(pop_limit_requested, std::memory_order_release);
+}
 
 // Owner: make the older half (rounded up) of the private slots [split, limit) stealable.
-static void publish_half(Worker* w, std::uint32_t limit) noexcept {
-  std::uint32_t priv = limit - w->split;
-  // relaxed store: clearing the request is a hint; a request set concurrently and lost here is
-  // re-sent by its thief on its next failed attempt.
-  w->req.store(0, std::memory_order_relaxed);
-  if (priv == 0) return;
-  std::uint32_t grow = (priv + 1) / 2;
+// Returns false when there is nothing private to publish.
+static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
+  if (limit <= w->split) return false;
+  std::uint32_t grow = (limit - w->split + 1) / 2;
   stress_point();
   // release: the slots being published were written with plain stores by this thread; a thief's
   // acquire CAS that reads this value (or any later RMW in its release sequence) sees them.
@@ -36,45 +44,75 @@ static void publish_half(Worker* w, std::uint32_t limit) noexcept {
   w->split += grow;
   PLAIT_COUNT(w, publishes, 1);
   notify_work(w->pool, w);
+  return true;
 }
 
-void push_slow(Worker* w) noexcept {
-  // relaxed: req_allstolen is only written by this thread.
-  std::uint32_t req = w->req.load(std::memory_order_relaxed);
-  if (req & req_allstolen) {
+// Owner, at the end of every slow path: put the fast-path limits back to what the deque state
+// says (push_limit = capacity, or 0 while all-stolen; pop_limit = split) and serve any pending
+// request by publishing half of the private slots below `protect` (the slot being pushed or
+// popped is never published).
+//
+// No request is lost. The owner does R1: push_limit.exchange, R2: pop_limit.exchange, then
+// X: req.exchange(0). A thief does A: req.fetch_or, then B/C: the limit stores (request_work).
+//   * If A precedes X in req's order, X takes the bit and we publish now.
+//   * Otherwise X precedes A; X (release) is read by A (acquire), so R1/R2 happen-before B/C, and
+//     the thief's limits survive: the next push/pop comes back here.
+//   * If instead our R1 (or R2) overwrites B (or C), the exchange (acquire) read the thief's
+//     release store, so A happens-before R1 and hence before X, and X sees the bit.
+// All three RMWs are on the slow path only.
+static void settle(Worker* w, std::uint32_t protect) noexcept {
+  for (;;) {
+    w->push_limit.exchange(w->allstolen ? 0 : w->capacity, std::memory_order_acq_rel);
+    w->pop_limit.exchange(w->split, std::memory_order_acq_rel);
+    if ((w->req.exchange(0, std::memory_order_acq_rel) & req_steal) == 0) return;
+    if (!publish_half(w, protect)) return;
+  }
+}
+
+bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
+  if (w->pool == nullptr) return false;  // no_worker: the caller throws
+  std::uint32_t h = w->head;
+  if (h >= w->capacity) {  // full: the caller runs the task inline
+    settle(w, h);
+    return false;
+  }
+  Slot& s = w->odq[h];
+  s.exec = exec;
+  s.tagged = tagged;
+  w->head = h + 1;
+  PLAIT_COUNT(w, spawns, 1);
+  if (w->allstolen) {
     // Every shared slot was stolen and tail == split, so no thief CAS can succeed until ts changes:
-    // a plain store is safe. The new slot (head-1) becomes shared at once, which is what a thief
-    // that emptied us wants next.
-    std::uint32_t h = w->head - 1;
+    // a plain store is safe. The new slot (h) becomes shared at once, which is what a thief that
+    // emptied us wants next.
     stress_point();
-    // release: publishes the slot written by push() to thieves' acquire CAS.
+    // release: publishes the slot written above to thieves' acquire CAS.
     w->ts.store(ts_pack(h, h + 1), std::memory_order_release);
     w->split = h + 1;
-    w->req.store(0, std::memory_order_relaxed);
+    w->allstolen = false;
     PLAIT_COUNT(w, publishes, 1);
     notify_work(w->pool, w);
-  } else {
-    publish_half(w, w->head);
   }
+  settle(w, h + 1);
+  return true;
 }
 
 pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
   if (h >= w->split) {
     // Slot h is private; we got here because a thief asked for work. Publish half of the private
     // slots below h (never h itself: we are about to run it).
-    publish_half(w, h);
+    settle(w, h);
     return pop_result::local;
   }
   // Slot h was shared. Invariant: h == split - 1 (LIFO), so it is the newest shared slot.
-  // relaxed: req_allstolen is only written by this thread.
-  if ((w->req.load(std::memory_order_relaxed) & req_allstolen) == 0) {
+  if (!w->allstolen) {
     std::uint64_t v = w->ts.load(std::memory_order_relaxed);
     for (;;) {
       std::uint32_t t = ts_tail(v), s = ts_split(v);
       if (t == s) {
         // Thieves took every shared slot, h included (h < s == t). The word is now frozen until we
         // store a new one (push_slow), so later pops need not look at it.
-        w->req.fetch_or(req_allstolen, std::memory_order_relaxed);
+        w->allstolen = true;
         break;
       }
       // Take back the newer half of [t, s); h = s-1 >= t + (s-t)/2 stays with us.
@@ -86,10 +124,12 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
       // for ThreadSanitizer. On failure v is reloaded and we retry: a thief moved tail.
       if (w->ts.compare_exchange_weak(v, ts_pack(t, ns), std::memory_order_acq_rel, std::memory_order_relaxed)) {
         w->split = ns;
+        settle(w, h);
         return pop_result::local;
       }
     }
   }
+  settle(w, h);
   // Stolen. Before the slot may be reused, its thief must have read exec/data: wait for its mark.
   Slot& s = w->odq[h];
   Backoff b;
@@ -109,8 +149,9 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   std::uint64_t cur = v->ts.load(std::memory_order_relaxed);
   std::uint32_t t = ts_tail(cur), s = ts_split(cur);
   if (t >= s) {
-    // Nothing shared: ask the owner to publish at its next spawn/join. relaxed: a hint.
-    if ((v->req.load(std::memory_order_relaxed) & req_steal) == 0) v->req.fetch_or(req_steal, std::memory_order_relaxed);
+    // Nothing shared: ask the owner to publish at its next spawn/join, unless a request (or an
+    // all-stolen reset, which publishes anyway) is already pending. relaxed: a hint.
+    if (v->push_limit.load(std::memory_order_relaxed) != 0) request_work(v);
     PLAIT_COUNT(self, steal_failures, 1);
     return steal_result::empty;
   }

@@ -50,6 +50,7 @@ class Pool {
 
 // deque.cpp
 steal_result steal_one(Worker* self, Worker* victim) noexcept;
+void request_work(Worker* victim) noexcept;
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept;
 void drain_detached(Worker* w) noexcept;
 

@@ -87,7 +87,7 @@ void* worker_main(void* arg) {
     if (p->shutdown.load(std::memory_order_acquire)) break;
     idle_step(w, idle);
   }
-  tl_worker = nullptr;
+  tl_worker = &no_worker;
   return nullptr;
 }
 

@@ -50,13 +50,31 @@ class [[nodiscard]] spawn_handle {
   // Returns the task's result, or rethrows the exception it threw. Call exactly once.
   result_type join() {
     if (PLAIT_UNLIKELY(state_ != state::pushed)) return join_rare();
-    state_ = state::joined;
-    detail::Worker* w = w_;
+    detail::Worker* w = detail::tl_worker;  // the spawning worker: a task never changes threads
 #if PLAIT_CHECK_LIFO
     if (w->odq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
 #endif
-    if (PLAIT_LIKELY(detail::pop(w) == detail::pop_result::local)) return std::invoke(fn_);
+    if (PLAIT_LIKELY(detail::pop(w) == detail::pop_result::local)) {
+      // `joined` is stored after the call, so that the compiler, seeing that store right before
+      // the destructor's test, can drop the test; the catch covers a throwing closure (the slot
+      // is already popped, the destructor must not join again). No cost on the normal path.
+      try {
+        if constexpr (std::is_void_v<result_type>) {
+          std::invoke(fn_);
+          state_ = state::joined;
+          return;
+        } else {
+          result_type r = std::invoke(fn_);
+          state_ = state::joined;
+          return r;
+        }
+      } catch (...) {
+        state_ = state::joined;
+        throw;
+      }
+    }
     detail::wait_stolen(w, &outcome_);
+    state_ = state::joined;
     return take();
   }
 
@@ -68,14 +86,16 @@ class [[nodiscard]] spawn_handle {
   using stored = detail::result_t<result_type>;
 
   template <class G>
-  spawn_handle(detail::Worker* w, G&& g) : fn_(std::forward<G>(g)), w_(w) {
-    if (PLAIT_UNLIKELY(!detail::push(w, &exec_stolen, this, detail::slot_kind::joinable))) run_now();
+  explicit spawn_handle(G&& g) : fn_(std::forward<G>(g)) {
+    if (PLAIT_UNLIKELY(!detail::push(detail::tl_worker, &exec_stolen, this, detail::slot_kind::joinable)))
+      push_failed();
   }
 
-  // Deque full: run now, hand the result over at join(). Out of line so that the compiler keeps
-  // the normal push in the hot path.
-  PLAIT_COLD void run_now() {
-    exec_stolen(this, w_);
+  // Not a worker thread: throw. Deque full: run now, hand the result over at join(). Out of line
+  // so that the compiler keeps the normal push in the hot path.
+  PLAIT_COLD void push_failed() {
+    if (detail::tl_worker == &detail::no_worker) detail::not_a_worker("plait::spawn");
+    exec_stolen(this, detail::tl_worker);
     state_ = state::ran_inline;
   }
 
@@ -145,7 +165,6 @@ class [[nodiscard]] spawn_handle {
   }
 
   F fn_;
-  detail::Worker* w_;
   std::atomic<std::uint8_t> outcome_{detail::outcome_pending};
   state state_ = state::pushed;
   alignas(stored) unsigned char value_[sizeof(stored)];
@@ -157,9 +176,7 @@ class [[nodiscard]] spawn_handle {
 // throws std::logic_error saying so.
 template <class G>
 [[nodiscard]] auto spawn(G&& g) -> spawn_handle<std::decay_t<G>> {
-  detail::Worker* w = detail::current_worker();
-  if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::spawn");
-  return spawn_handle<std::decay_t<G>>(w, std::forward<G>(g));
+  return spawn_handle<std::decay_t<G>>(std::forward<G>(g));
 }
 
 // Runs f and g in parallel (g may be stolen while this thread runs f) and returns both results as

@@ -41,8 +41,8 @@ class task_group {
   // Adds a child. Must be called from a task running on a pool (else std::logic_error).
   template <class F>
   void run(F&& f) {
-    detail::Worker* w = detail::current_worker();
-    if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::task_group::run");
+    detail::Worker* w = detail::tl_worker;
+    if (PLAIT_UNLIKELY(w == &detail::no_worker)) detail::not_a_worker("plait::task_group::run");
     auto* c = new child<std::decay_t<F>>{this, std::forward<F>(f)};
     // relaxed: this increment is sequenced before the push that lets anyone run (and so
     // decrement for) the child, and all changes of pending_ are RMWs on one location, so the

@@ -58,9 +58,11 @@ struct Slot {
 };
 static_assert(sizeof(Slot) == 32, "a deque slot is 32 bytes");
 
-// Request-word bits (Worker::req).
-inline constexpr std::uint32_t req_steal = 1;      // a thief found nothing shared: publish more
-inline constexpr std::uint32_t req_allstolen = 2;  // owner knows every shared slot was stolen
+// Request bits (Worker::req), set by thieves.
+inline constexpr std::uint32_t req_steal = 1;  // a thief found nothing shared: publish more
+
+// Worker::pop_limit while a request is pending: no index reaches it, so every pop goes slow.
+inline constexpr std::uint32_t pop_limit_requested = 0xffffffffu;
 
 // What the owner learns when it takes its newest slot back.
 enum class pop_result { local, stolen };
@@ -91,8 +93,15 @@ struct Worker {
   alignas(cache_line) std::atomic<std::uint64_t> ts{0};  // tail<<32 | split
   Slot* dq = nullptr;
 
-  // ---- Line 2: request bits, set by thieves (rarely) and polled by the owner on every spawn/join.
-  alignas(cache_line) std::atomic<std::uint32_t> req{req_allstolen};
+  // ---- Line 2: the owner's fast-path limits and the request bits. The owner reads the limits on
+  // every spawn/join (the line stays in its cache, shared); a thief writes here only to ask for
+  // work, and only when no request is pending, so the line moves rarely.
+  //   push fast path  iff head <  push_limit   (capacity; 0 while a request or a reset is due)
+  //   pop fast path   iff head-1 >= pop_limit  (split;    ~0 while a request is due)
+  // One compare per operation thus covers "deque full", "thief asked" and "slot is shared".
+  alignas(cache_line) std::atomic<std::uint32_t> push_limit{0};
+  std::atomic<std::uint32_t> pop_limit{0};
+  std::atomic<std::uint32_t> req{0};
 
   // ---- Line 3+: owner-only state. Thieves never read these.
   alignas(cache_line) Slot* odq = nullptr;  // the owner's copy of dq: push/pop never touch line 1
@@ -100,8 +109,9 @@ struct Worker {
   std::uint32_t split = 0;  // equals ts_split(ts) whenever the owner is between operations
   std::uint32_t capacity = 0;
   std::uint32_t base = 0;  // head when the task now running on this worker started; pops stop here
+  bool allstolen = true;   // every shared slot was stolen: the next push makes its slot shared
   unsigned index = 0;
-  Pool* pool = nullptr;
+  Pool* pool = nullptr;    // null only for no_worker
   std::uint64_t rng = 0;
   unsigned last_victim = 0;
   unsigned last_thief = 0;  // pop_slow: the mark (index+1) of the thief of the slot just popped
@@ -109,34 +119,43 @@ struct Worker {
   alignas(cache_line) AtomicCounters ctr;
 };
 
+// What tl_worker points at on threads that are no worker: its push_limit is 0, so a spawn there
+// reaches push_slow, which refuses it; spawn then throws. This keeps a null test off the fast path.
+extern constinit Worker no_worker;
+
 // The worker the calling thread is, or null outside every pool. initial-exec: one %fs-relative
 // load on the fast path, never a call to __tls_get_addr; constinit: no TLS-init wrapper check.
 extern constinit thread_local Worker* tl_worker __attribute__((tls_model("initial-exec")));
 
-PLAIT_INLINE Worker* current_worker() noexcept { return tl_worker; }
+// The calling thread's worker, or null on a thread that is no worker.
+PLAIT_INLINE Worker* current_worker() noexcept {
+  Worker* w = tl_worker;
+  return w == &no_worker ? nullptr : w;
+}
 
 // Slow paths, out of line (src/deque.cpp). Deliberately noinline but not [[gnu::cold]]: gcc 12
-// treats every path that may reach a cold call as unlikely, and push() reaches push_slow() on its
-// normal path (conditionally), which moved the whole spawn fast path into .text.cold.
-PLAIT_NOINLINE void push_slow(Worker* w) noexcept;
+// treats every path that may reach a cold call as unlikely, which moved the spawn fast path into
+// .text.cold when push() called a cold function.
+PLAIT_NOINLINE bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept;
 PLAIT_NOINLINE pop_result pop_slow(Worker* w, std::uint32_t h) noexcept;
 PLAIT_COLD [[noreturn]] void lifo_violation(Worker* w, std::uint32_t h, const void* expected);
 PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
 
-// Owner: push a slot. Returns false when the deque is full; the caller then runs the task
-// itself at once (documented: a full deque degrades to serial execution, never aborts).
+// Owner: push a slot. Returns false when the slot could not be pushed: the deque is full (the
+// caller then runs the task itself at once: a full deque degrades to serial execution, never
+// aborts) or the thread is no worker (w == &no_worker; the caller throws).
 PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noexcept {
   std::uint32_t h = w->head;
-  if (PLAIT_UNLIKELY(h == w->capacity)) return false;
+  std::uintptr_t tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
+  // relaxed: a request is a hint; reading it late only delays publication by one spawn.
+  if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged);
   Slot& s = w->odq[h];
   // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
   // the release RMW/store on `ts` that publishes it (push_slow / pop_slow), which orders them.
   s.exec = exec;
-  s.tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
+  s.tagged = tagged;
   w->head = h + 1;
   PLAIT_COUNT(w, spawns, 1);
-  // relaxed: a request is a hint; reading it late only delays publication by one spawn.
-  if (PLAIT_UNLIKELY(w->req.load(std::memory_order_relaxed) != 0)) push_slow(w);
   return true;
 }
 
@@ -144,8 +163,9 @@ PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noex
 PLAIT_INLINE pop_result pop(Worker* w) noexcept {
   std::uint32_t h = w->head - 1;
   w->head = h;
-  // relaxed: see push(); the split test alone decides ownership (split only moves by the owner).
-  if (PLAIT_LIKELY(h >= w->split && w->req.load(std::memory_order_relaxed) == 0)) return pop_result::local;
+  // relaxed: pop_limit is the owner's split unless a thief raised it to ask for work; a late read
+  // only delays publication. The split test alone decides ownership (split only moves by us).
+  if (PLAIT_LIKELY(h >= w->pop_limit.load(std::memory_order_relaxed))) return pop_result::local;
   return pop_slow(w, h);
 }
 
