@@ -29,7 +29,8 @@ BIN = {
 def run(rt, threads, n):
     exe = os.path.join(ROOT, BIN[rt])
     env = dict(os.environ, OMP_WAIT_POLICY="active", OMP_PROC_BIND="false")
-    p = subprocess.run([exe, "--n", str(n), "--threads", str(threads), "--quiet"],
+    # --warmup 2: two unmeasured repetitions in the same process first (thread start-up, clock ramp)
+    p = subprocess.run([exe, "--n", str(n), "--threads", str(threads), "--warmup", "2", "--quiet"],
                        capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"bench_fib: {rt} --threads {threads} failed (exit {p.returncode}): {p.stderr.strip()}")
@@ -44,6 +45,9 @@ def main():
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--speedup-n", type=int, default=0,
+                    help="also time plait alone at 1 and 2 workers on fib(N), for a 2-worker speedup on runs long "
+                         "enough (fib(32) takes ~6 ms on 2 workers)")
     ap.add_argument("--oversub", action="store_true",
                     help="also run plait at 4, 8 and 16 workers (oversubscription on small machines)")
     a = ap.parse_args()
@@ -55,6 +59,8 @@ def main():
     configs = [("serial", 1)] + [(rt, t) for rt in ("plait", "gomp", "libomp", "tbb") for t in (1, 2)]
     if a.oversub:
         configs += [("plait", t) for t in (4, 8, 16)]
+    if a.speedup_n and not 10 <= a.speedup_n <= 40:
+        sys.exit("bench_fib: --speedup-n must be in 10..40")
     times = {c: [] for c in configs}
     tasks = None
     for c in configs:  # warm-up
@@ -87,6 +93,14 @@ def main():
             print(f"{r[0]:<8} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
 
 
+    if a.speedup_n:
+        sp = {1: [], 2: []}
+        for _ in range(a.rounds):
+            for t in rng.sample([1, 2], 2):
+                sp[t].append(run("plait", t, a.speedup_n)[0])
+        m1, m2 = statistics.median(sp[1]), statistics.median(sp[2])
+        print(f"plait fib({a.speedup_n}): 1 worker {m1 * 1e3:.1f} ms, 2 workers {m2 * 1e3:.1f} ms, "
+              f"speedup {m1 / m2:.2f}x (medians of {a.rounds} interleaved rounds)")
     if a.oversub:
         t2 = med[("plait", 2)]
         print(f"plait oversubscription: " + ", ".join(

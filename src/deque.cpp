@@ -132,7 +132,7 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
   settle(w, h);
   // Stolen. Before the slot may be reused, its thief must have read exec/data: wait for its mark.
   Slot& s = w->odq[h];
-  Backoff b;
+  Backoff b(w->pool->spin_limit);
   std::uint32_t mark;
   // acquire: pairs with the thief's release store after its reads of the slot.
   while ((mark = s.thief.load(std::memory_order_acquire)) == 0) b.pause();

@@ -1,7 +1,8 @@
 // Idle workers: spin, then yield, then sleep on a futex — and the wake-up that must not be lost.
 //
 // A worker that found nothing for a while goes through three phases:
-//   spin   (64 rounds of steal attempts with pause in between; ~tens of µs) — cheap to leave;
+//   spin   (Pool::spin_limit rounds of steal attempts, one pause in between: 2048 rounds, or 16
+//          when there are more workers than CPUs) — cheap to leave, reacts within a round;
 //   yield  (steal attempts with sched_yield in between, until 1 ms idle) — gives the core to
 //          runnable workers when there are more workers than cores;
 //   sleep  (futex wait on Pool::events) — no CPU at all until someone publishes work.
@@ -36,7 +37,6 @@
 
 namespace plait::detail {
 
-static constexpr unsigned spin_rounds = 64;
 static constexpr std::uint64_t yield_until_ns = 1'000'000;  // 1 ms idle, then sleep
 
 std::uint64_t now_ns() noexcept {
@@ -87,9 +87,11 @@ void idle_step(Worker* w, IdleState& st) noexcept {
     for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
     return;
   }
-  if (st.rounds < spin_rounds) {
-    for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
-    if (++st.rounds == spin_rounds) st.since_ns = now_ns();
+  // Spin phase: one pause between rounds of steal attempts, so that new work is noticed within
+  // a round. Pool::spin_limit rounds (short when oversubscribed), then the yield phase.
+  if (st.rounds < w->pool->spin_limit) {
+    __builtin_ia32_pause();
+    if (++st.rounds == w->pool->spin_limit) st.since_ns = now_ns();
     return;
   }
   if (now_ns() - st.since_ns < yield_until_ns) {

@@ -46,6 +46,10 @@ class Pool {
   alignas(cache_line) std::atomic<std::int32_t> sleepers{0};
   alignas(cache_line) std::atomic<bool> shutdown{false};
   std::atomic<std::int32_t> active_roots{0};
+
+  // Pauses a waiting or idle worker spins before yielding its core (see Backoff, idle.cpp):
+  // long when every worker has a core of its own, short when the pool is oversubscribed.
+  unsigned spin_limit = 2048;
 };
 
 // deque.cpp
@@ -77,9 +81,13 @@ PLAIT_INLINE void stress_point() noexcept {
   if (PLAIT_UNLIKELY(g_stress)) stress_yield();
 }
 
-// A CPU-friendly wait: pause a while, then yield the core (oversubscription), never sleep.
+// A CPU-friendly wait: `limit` calls of one `pause` each (the waiter re-checks its condition
+// after every one, so it reacts within ~100 cycles), then sched_yield on every call so that, with
+// more workers than cores, the worker being waited for can have this core. Never sleeps.
 struct Backoff {
   unsigned n = 0;
+  unsigned limit;
+  explicit Backoff(unsigned spin_limit) noexcept : limit(spin_limit) {}
   void pause() noexcept;
   void reset() noexcept { n = 0; }
 };

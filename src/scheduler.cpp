@@ -18,6 +18,14 @@ namespace plait::detail {
 
 Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
   n = opts.num_workers;
+  {
+    cpu_set_t mask;
+    unsigned cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? static_cast<unsigned>(CPU_COUNT(&mask)) : 1u;
+    // Measured (docs/performance.md): polling after every pause for ~2048 pauses cut the 2-core
+    // steal cost; with more workers than CPUs a spinning worker steals the core of the one it
+    // waits for, so there it yields almost at once.
+    spin_limit = n > cpus ? 16 : 2048;
+  }
   std::size_t cap = opts.deque_capacity;
   if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
     throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
@@ -102,8 +110,8 @@ void run_root(Pool* p, exec_fn exec, void* data) {
   }
   notify_work(p, nullptr);
   // Short spin first: short roots (benchmarks, tests) finish before a futex round trip would.
-  Backoff b;
-  for (int i = 0; i < 200 && !job.done.load(std::memory_order_acquire); ++i) b.pause();
+  Backoff b(p->spin_limit);
+  for (unsigned i = 0; i < p->spin_limit + 64 && !job.done.load(std::memory_order_acquire); ++i) b.pause();
   {
     std::unique_lock<std::mutex> lk(job.mu);
     // acquire: pairs with take_injected's release store, publishing the root's result. Taking the

@@ -11,10 +11,8 @@
 namespace plait::detail {
 
 void Backoff::pause() noexcept {
-  // ~64 short spins (a few µs in all), then give the core away: with more workers than cores
-  // the worker we wait for may need exactly this core.
-  if (n < 64) {
-    for (unsigned i = 0; i < (1u << (n < 6 ? n : 6)); ++i) __builtin_ia32_pause();
+  if (n < limit) {
+    __builtin_ia32_pause();
     ++n;
   } else {
     sched_yield();
@@ -96,7 +94,7 @@ void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
   // pop_slow waited for the thief's mark and left it in last_thief; copy it before any task we
   // run below pops another stolen slot.
   Worker* thief = &w->pool->workers[w->last_thief - 1];
-  Backoff b;
+  Backoff b(w->pool->spin_limit);
   // acquire: pairs with exec_stolen's release store of the outcome.
   while (done->load(std::memory_order_acquire) == outcome_pending) {
     // Leapfrogging: everything on the thief's deque descends from the task it stole from us, so
@@ -121,8 +119,8 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept {
     if (pop(w) == pop_result::local) fn(data, w);
   }
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
-  Backoff b;
   Pool* p = w->pool;
+  Backoff b(p->spin_limit);
   // acquire: pairs with the children's acq_rel decrements, so their effects are visible to us.
   while (pending->load(std::memory_order_acquire) != 0) {
     unsigned n = p->n;
@@ -170,7 +168,7 @@ task_group::~task_group() {
       detail::group_wait(w, &pending_);
     } else {
       // Not on a worker: nothing can be run from here; children finish on the workers.
-      detail::Backoff b;
+      detail::Backoff b(64);
       while (pending_.load(std::memory_order_acquire) != 0) b.pause();
     }
   }
