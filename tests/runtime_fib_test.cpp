@@ -41,7 +41,9 @@ TEST_P(Fib, CountersCountEverySpawn) {
 #if PLAIT_COUNTERS
   EXPECT_EQ(c.spawns, spawns_of(22));
   EXPECT_LE(c.steals, c.spawns);
-  EXPECT_LE(c.steals + c.steal_failures, c.steal_attempts);
+  // Every steal (and the attempt before it) happens-before the root completes, so this holds in
+  // the snapshot; failures do not: idle workers keep failing attempts while we read.
+  EXPECT_LE(c.steals, c.steal_attempts);
   EXPECT_EQ(c.injected, 1u);
   if (GetParam() == 1) {
     EXPECT_EQ(c.steals, 0u);
