@@ -59,11 +59,21 @@ static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
 //     the thief's limits survive: the next push/pop comes back here.
 //   * If instead our R1 (or R2) overwrites B (or C), the exchange (acquire) read the thief's
 //     release store, so A happens-before R1 and hence before X, and X sees the bit.
-// All three RMWs are on the slow path only.
+// Each RMW is skipped when a relaxed load already shows the wanted value: idle thieves keep
+// reading this line, and an RMW would pull it away from them on every slow path. Skipping is safe:
+//   * a limit that reads as wanted is not overwritten, so a thief's request stored there (now or
+//     later) survives and brings the owner back;
+//   * if a limit exchange did overwrite a thief's request, its acquire made the thief's fetch_or
+//     happen-before our load of req, which therefore sees the bit and takes it.
+// All of this is on the slow path only.
 static void settle(Worker* w, std::uint32_t protect) noexcept {
   for (;;) {
-    w->push_limit.exchange(w->allstolen ? 0 : w->capacity, std::memory_order_acq_rel);
-    w->pop_limit.exchange(w->split, std::memory_order_acq_rel);
+    std::uint32_t want_push = w->allstolen ? 0 : w->capacity;
+    if (w->push_limit.load(std::memory_order_relaxed) != want_push)
+      w->push_limit.exchange(want_push, std::memory_order_acq_rel);
+    if (w->pop_limit.load(std::memory_order_relaxed) != w->split)
+      w->pop_limit.exchange(w->split, std::memory_order_acq_rel);
+    if (w->req.load(std::memory_order_relaxed) == 0) return;
     if ((w->req.exchange(0, std::memory_order_acq_rel) & req_steal) == 0) return;
     if (!publish_half(w, protect)) return;
   }
