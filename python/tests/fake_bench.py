@@ -24,6 +24,18 @@ KERNEL_OPTS = {
         ("g", "int", "granularity [1..1000000, default 1]", "g"),
     ],
 }
+# study-001 kernels (docs/kernels.md): a size class and a cut-off class; sparselu has no cut-off
+KERNEL_OPTS["nqueens"] = [("size", "string", "problem class [ci|test|small|medium] (default 'ci')"),
+                          ("cutoff", "string", "task depth cut-off: coarse, fine or a depth (default 'coarse')")]
+KERNEL_OPTS["sparselu"] = [("size", "string", "problem class [ci|test|small|medium] (default 'ci')")]
+KERNEL_OPTS["steal"] = [("loop", "int", "leaf loop [0..1099511627776, default 20000]"),
+                        ("seconds", "number", "target length [0.001..3600, default 0.25]")]
+FLAGS = {"steal": ["auto"]}
+# the fake's model of study 001 (seconds of a serial run, per-runtime factors at one thread)
+BOTS_T = {"nqueens": 0.2, "sparselu": 0.1}
+ONE_THREAD = {"coarse": {"serial": 1.0, "plait": 1.02, "tbb": 1.04, "gomp": 1.10, "libomp": 1.08},
+              "fine": {"serial": 1.0, "plait": 1.30, "tbb": 1.60, "gomp": 3.00, "libomp": 2.00}}
+STEAL_NS = {"plait": 500.0, "tbb": 900.0, "gomp": 2000.0, "libomp": 1500.0}
 PLAIT_EXTRA = {"uts": [("variant", "string", "task pattern [spawn|group] (default 'spawn')")]}
 SPEED = {"serial": 1.0, "plait": 1.05, "tbb": 1.1, "gomp": 1.6, "libomp": 1.25}
 
@@ -36,7 +48,8 @@ def main() -> int:
     kernel, runtime = name.rsplit("-", 1)
     opts = list(KERNEL_OPTS[kernel]) + (PLAIT_EXTRA.get(kernel, []) if runtime == "plait" else [])
     opts = [o if len(o) == 4 else (*o, None) for o in opts]
-    names = {o[0] for o in opts} | {"threads", "reps", "warmup", "quiet"}
+    flags = set(FLAGS.get(kernel, []))
+    names = {o[0] for o in opts} | {"threads", "reps", "warmup", "quiet"} | flags
     alias = {o[3]: o[0] for o in opts if o[3]}
     if "--help" in argv:
         print(f"usage: {name} [options]")
@@ -47,6 +60,8 @@ def main() -> int:
         for n, kind, h, al in opts:
             sp = f"--{n}" + (f", -{al}" if al else "")
             print(f"  {sp + ' <' + kind + '>':28s} {h}")
+        for f in sorted(flags):
+            print(f"  {'--' + f:28s} a flag without a value")
         return 0
     vals = {"threads": "1", "reps": "1", "warmup": "0"}
     quiet = False
@@ -61,6 +76,10 @@ def main() -> int:
             return 2
         if key == "quiet":
             quiet = True
+            i += 1
+            continue
+        if key in flags:
+            vals[key] = "true"
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -107,6 +126,21 @@ def main() -> int:
         stats = {"result": a, "tasks": 0 if runtime == "serial" else calls, "steals": 3 * (threads - 1),
                  "moved_tasks": 5 * (threads - 1), "ns_per_task": t * 1e9 * threads / calls}
         check = f"fib({n}) = {a}"
+    elif kernel == "steal":
+        if vals.get("auto") != "true":
+            print(f"{name}: error: this fake needs --auto", file=sys.stderr)
+            return 2
+        ns = STEAL_NS[runtime]
+        t = 0.25
+        stats = {"steal_cost_ns": ns, "steal_cost_cycles": ns * 3.0, "tsc_ghz": 3.0, "auto_converged": 1,
+                 "tasks": 1000, "steals": 1000, "moved_tasks": 1000}
+        check = "tree checksum ok"
+    elif kernel in BOTS_T:
+        cut = vals.get("cutoff", "coarse")
+        base = BOTS_T[kernel] * (1.5 if cut == "fine" else 1.0)
+        t = base * ONE_THREAD[cut][runtime] / (threads ** 0.95)
+        stats = {"tasks": 0 if runtime == "serial" else (1000 if cut == "coarse" else 100000)}
+        check = "ok"
     else:
         tree = vals.get("tree", "")
         nodes = 4112897 if tree == "T3" else int(float(vals.get("b0", 2000))) * 50 + 1

@@ -102,3 +102,53 @@ def test_instr_on_real_fib(tmp_path):
     assert cp.returncode == 0, cp.stderr
     row = sqlite3.connect(dbp).execute("SELECT unit, instr_per_unit FROM instr").fetchone()
     assert row[0] == "call" and 3 < row[1] < 2000
+
+
+def test_bots_ci_study_on_real_binaries(tmp_path):
+    """studies/bots-ci.toml (every kernel, runtime and cut-off at the smallest sizes, one round), limited
+    to 1..2 threads, plus a short fib/steal Table 1 run: every run verifies and the report has the
+    study-001 sections."""
+    kernels = ("nqueens", "sort", "fft", "strassen", "sparselu", "health", "floorplan", "alignment", "fib", "steal")
+    clang_bin = REPO / "build" / "clang-release" / "bin"
+    missing = [f"{k}-{rt}" for k in kernels for rt in ("serial", "plait", "tbb", "gomp")
+               if not (GCC_BIN / f"{k}-{rt}").is_file()]
+    assert not missing, f"{GCC_BIN} lacks {missing}: the gcc-release tree must build the kernel suite"
+    runtimes = '["serial", "plait", "gomp", "tbb"' + (', "libomp"]' if (clang_bin / "fib-libomp").is_file() else "]")
+    text = (REPO / "studies" / "bots-ci.toml").read_text().replace('threads = "1..nproc"', 'threads = "1..2"')
+    text = text.replace("[[benchmark]]\n", f"[[benchmark]]\nruntimes = {runtimes}\n")
+    text += textwrap.dedent(f"""
+        [[benchmark]]
+        runtimes = {runtimes}
+        kernel = "fib"
+        threads = 1
+        params = {{ n = 20, cutoff = 0 }}
+
+        [[benchmark]]
+        kernel = "steal"
+        runtimes = ["plait", "tbb"]
+        threads = 2
+        params = {{ auto = true, seconds = 0.02 }}
+    """)
+    study = tmp_path / "bots-ci-2.toml"
+    study.write_text(text)
+    dbp = tmp_path / "bots.db"
+    env = {"PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_CLANG_BIN": str(clang_bin), "PLAIT_BENCH_DB": str(dbp),
+           "COLUMNS": "200"}
+    cp = _cli(["run", str(study)], env)
+    assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-3000:]
+    assert "Table 4: one-thread overhead" in cp.stdout and "issue-6 targets" in cp.stdout
+    con = sqlite3.connect(dbp)
+    con.row_factory = sqlite3.Row
+    runs = con.execute("SELECT * FROM runs").fetchall()
+    assert {r["status"] for r in runs} == {"ok"}
+    assert {r["kernel"] for r in runs} == set(kernels)
+    steal = [json.loads(r["stats_json"]) for r in runs if r["kernel"] == "steal"]
+    assert all("steal_cost_ns" in s and "tsc_ghz" in s for s in steal)
+    assert all("--auto --threads" in r["command"] or "--auto" in r["command"].split() for r in runs if r["kernel"] == "steal")
+    cp = _cli(["report", "--out", str(tmp_path / "report")], env)
+    assert cp.returncode == 0, cp.stderr
+    md = (tmp_path / "report" / "index.md").read_text()
+    for s in ("### Table 1.", "### Table 4.", "### Targets (issue 6)", "speedup_sort.png", "speedup_fib.png"):
+        assert s in md, s
+    for k in kernels[:-1]:
+        assert (tmp_path / "report" / f"speedup_{k}.png").is_file(), k

@@ -204,7 +204,10 @@ def report(ctx, study, session, out_dir) -> None:
     Efficiency vs granularity in kilo-instructions and in µs per task (Figs 2-3), speedup vs threads at
     the coarsest granularity (Fig 4), moved tasks per thread per second (Fig 5) with Pearson r per
     granularity (Table 3), time and instructions per SHA-1 op and per task (Tables 1-2), fib spawn
-    overhead. Medians with min-max bars; failed runs are drawn and listed, never dropped.
+    overhead. For the kernel suite (studies bots, bots-ci, microbench: study 001): Table 1 (inlined
+    spawn/join and 2-core steal cost, ns and cycles), Table 4 (one-thread overhead over serial), a
+    speedup-vs-threads figure per kernel (coarse and fine cut-off) and the issue-6 targets table.
+    Medians with min-max bars; failed runs are drawn and listed, never dropped.
     """
     from .report import write_report
 
@@ -220,7 +223,8 @@ def report(ctx, study, session, out_dir) -> None:
 @click.option("--session", type=int, help="Session id.")
 @common
 def summary(ctx, study, session) -> None:
-    """Print the summary tables of a session (efficiency per runtime and granularity, ratios to Plait)."""
+    """Print the summary tables of a session (efficiency per runtime and granularity, ratios to Plait;
+    for the kernel suite: Tables 1 and 4, speedup at the largest thread count, the issue-6 targets)."""
     from .summary import print_summary
 
     con = open_db(ctx, must_exist=True)

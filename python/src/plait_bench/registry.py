@@ -97,6 +97,7 @@ class HelpInfo:
     options: set[str] = field(default_factory=set)  # long names (without --)
     aliases: dict[str, str] = field(default_factory=dict)  # "t" (for -t) -> long name
     choices: dict[str, list[str]] = field(default_factory=dict)
+    flags: set[str] = field(default_factory=set)  # options that take no value ("--auto")
 
     def accepted(self) -> set[str]:
         return self.options | set(self.aliases)
@@ -132,6 +133,8 @@ def binary_help(path: Path) -> HelpInfo | None:
                     continue
                 name = m.group(1)
                 info.options.add(name)
+                if not re.search(r"<[^>]*>", re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]):
+                    info.flags.add(name)
                 # "  --threads, -n <int>   help": further spellings up to the kind or the help text
                 head = re.split(r"\s<|\s{2,}", line.strip(), maxsplit=1)[0]
                 for sp in head.split(",")[1:]:

@@ -400,11 +400,21 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
             md.append("\nInstructions per fib call (serial, callgrind): " + ", ".join(
                 f"{r['build']} {r['instr_per_unit']:.1f}" for r in instr_fib) + ".\n")
 
+    # ---------------- study 001: kernel suite ----------------
+    from .suite import has_suite
+
+    if has_suite(ds):
+        smd, sfiles = suite_section(ds, out_dir, caption)
+        md += smd
+        written += sfiles
+
     # ---------------- other kernels ----------------
+    if any(k not in ("uts", "fib") for k in ds.kernels()):
+        md.append("\n## All configurations of the other kernels\n")
     for k in ds.kernels():
         if k in ("uts", "fib"):
             continue
-        md.append(f"\n## {k}\n")
+        md.append(f"\n### {k}\n")
         rows = []
         for c in sorted(ds.cells_for(k), key=lambda c: (json.dumps(c.base, sort_keys=True), c.series, c.threads)):
             tm = c.time
@@ -433,3 +443,139 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
     index.write_text("\n".join(md))
     written.insert(0, index)
     return written
+
+
+# ---------------- study 001: the kernel suite ----------------
+
+
+def _ratio(s: Summary | None) -> str:
+    return "–" if s is None else f"{s.median:.3f} [{s.lo:.3f}–{s.hi:.3f}]"
+
+
+def _sfmt(s: Summary | None, unit: str = "", d: int = 1) -> str:
+    return "–" if s is None else f"{s.median:.{d}f}{unit} [{s.lo:.{d}f}–{s.hi:.{d}f}]"
+
+
+def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tuple[list[str], list[Path]]:
+    """Markdown and figures of study 001: Table 1 (spawn/join and steal cost), Table 4 (one-thread
+    overhead), speedup vs threads per kernel and cut-off, and the issue-6 targets."""
+    from . import suite
+
+    md: list[str] = []
+    written: list[Path] = []
+    ghz, ghz_src = suite.clock_ghz(ds, **({"fallback": ghz_fallback} if ghz_fallback else {}))
+
+    def counts(kernels: tuple[str, ...] | str, pred=lambda r: True) -> tuple[int, int]:
+        ks = (kernels,) if isinstance(kernels, str) else kernels
+        rs = [r for r in ds.runs if r.kernel in ks and pred(r)]
+        return sum(1 for r in rs if r.ok), sum(1 for r in rs if r.status in FAILED_STATUSES)
+
+    md.append("\n## Study 001: task runtimes on the kernel suite\n")
+    md.append(
+        "One-thread overhead = T_rt,1 / T_serial and speedup = T_serial / T_P, per run against the median "
+        "serial time of the same kernel and parameters; medians [min–max] over runs. Cut-off classes: "
+        "`coarse`/`fine` as given to the binaries (fib: of two numeric cut-offs the larger is coarse); sparselu "
+        "and alignment have no cut-off and count as both coarse and fine in the targets.\n"
+    )
+
+    # Table 1
+    costs = suite.cost_table(ds, ghz)
+    if costs:
+        fb = suite.spawn_problem(ds)
+        rows = []
+        for c in costs:
+            sp = _sfmt(c.spawn_ns, " ns", 2)
+            if c.spawn_cell is not None and c.spawn_cell.failed_runs:
+                sp += f" **{len(c.spawn_cell.failed_runs)} FAILED**"
+            st = _sfmt(c.steal_ns, " ns", 0)
+            if c.steal_cell is not None and c.steal_cell.failed_runs:
+                st += f" **{len(c.steal_cell.failed_runs)} FAILED**"
+            if c.unconverged:
+                st += f" ({c.unconverged} of {len(c.steal_cell.ok_runs)} runs: --auto did not converge)"
+            rows.append([c.series, sp, _sfmt(c.spawn_cycles, "", 1) if ghz else "–",
+                         "–" if c.tasks is None else f"{c.tasks:.0f}", st, _sfmt(c.steal_cycles, "", 0)])
+        n1, f1 = counts(("fib",), lambda r: fb is not None and r.base == fb)
+        n2, f2 = counts("steal")
+        ts = ds.serial_time("fib", fb) if fb is not None else None
+        md.append("\n### Table 1. Inlined spawn/join cost and 2-core steal cost\n")
+        md.append(suite_table(["runtime", "spawn/join (ns)", "spawn/join (cycles)", "tasks per run",
+                               "steal cost, P=2 (ns)", "steal cost, P=2 (cycles)"], rows) + "\n")
+        md.append(
+            "\n*Spawn/join = (T_rt,1 − T_serial) / tasks from fib"
+            + (f" ({' '.join(f'{k}={v}' for k, v in sorted(fb.items()))}, a task per call, one thread; "
+               f"T_serial = {ts * 1e3:.2f} ms)" if fb is not None and ts else " (no fib run with cut-off 0 or no serial time)")
+            + f"; cycles = ns × GHz with {ghz_src}. Steal cost: the steal binary's own steal_cost_ns / "
+            f"steal_cost_cycles (its TSC) at 2 threads; a run whose --auto calibration did not converge "
+            f"(stats.auto_converged = 0) is counted but flagged, its cost is unreliable. {caption(n1 + n2, f1 + f2)}.*\n"
+        )
+
+    # Table 4
+    series, orows = suite.overhead_table(ds)
+    if orows:
+        rows = []
+        for r in orows:
+            st = suite._fmt(r.t_serial, " s", 4) + (f" **{r.serial_failed} FAILED**" if r.serial_failed else "")
+            cells = []
+            for s in series:
+                if s not in r.cells:
+                    cells.append("")
+                    continue
+                v, nf = r.cells[s]
+                cells.append(_ratio(v) + (f" **{nf} FAILED**" if nf else ""))
+            rows.append([r.problem.kernel, r.problem.cutoff_text, r.problem.label, st, *cells])
+        ks = tuple(sorted({r.problem.kernel for r in orows}))
+        n4, f4 = counts(ks, lambda r: r.threads == 1)
+        md.append("\n### Table 4. One-thread overhead normalised to serial (T_rt,1 / T_serial)\n")
+        md.append(suite_table(["kernel", "cut-off", "problem", "T_serial", *series], rows) + "\n")
+        md.append(f"\n*1.000 = as fast as the serial elision. {caption(n4, f4, 'runs at one thread and serial runs')}.*\n")
+
+    # speedup figures, one PNG per kernel (a panel per cut-off class)
+    probs = suite.suite_problems(ds)
+    if probs:
+        md.append("\n### Speedup vs threads per kernel (study 001 Figs 5–9)\n")
+    for k in suite.SUITE_KERNELS:
+        kp = [p for p in probs if p.kernel == k]
+        if not kp:
+            continue
+        threads = ds.threads(k) or [1]
+        fig, axes = plt.subplots(1, len(kp), figsize=(5.2 * len(kp), 4.2), squeeze=False)
+        for ax, p in zip(axes[0], kp):
+            done = [False]
+            for s, pts in suite.speedup_series(ds, p).items():
+                xs = [t for t, sm, _, _ in pts if sm is not None]
+                sums = [sm for _, sm, _, _ in pts if sm is not None]
+                _errbar(ax, xs, sums, s, **_style(s))
+                _failed_marks(ax, [t for t, _, _, nf in pts if nf], [nf for _, _, _, nf in pts if nf], 0, done, s)
+            ax.plot([0, max(threads)], [0, max(threads)], color="grey", linestyle=":", label="ideal")
+            ax.set_xticks(threads)
+            ax.set_xlabel("threads")
+            ax.set_ylabel("speedup over serial")
+            ax.set_ylim(bottom=-0.05 * max(threads))
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
+            ax.set_title(f"{k}, cut-off {p.cutoff_text}", fontsize=9)
+        fig.suptitle(f"{k}: speedup vs threads ({kp[0].label})", fontsize=10)
+        fig.tight_layout()
+        fname = f"speedup_{k}.png"
+        fig.savefig(out_dir / fname, dpi=100)
+        plt.close(fig)
+        written.append(out_dir / fname)
+        nk, fk = counts(k, lambda r: any(r.base == p.base for p in kp))
+        md.append(f"![{fname}]({fname})\n\n*{k}: " + "; ".join(f"{p.cutoff_text}: {p.label}" for p in kp)
+                  + f". {caption(nk, fk)}.*\n")
+
+    # targets
+    tg = suite.targets(ds, ghz, costs)
+    md.append("\n### Targets (issue 6)\n")
+    md.append(suite_table(["target", "scope", "Plait", "reference", "verdict"],
+                          [[t.target, t.scope, t.plait, t.reference,
+                            {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict)] for t in tg]) + "\n")
+    nm = sum(1 for t in tg if t.verdict == "met")
+    nn = sum(1 for t in tg if t.verdict == "not met")
+    md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; medians decide, and a row with a "
+              f"failed Plait run is not met. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
+    return md, written
+
+
+def suite_table(header: list[str], rows: list[list[str]]) -> str:
+    return _md_table(header, [[c.replace("|", "\\|") for c in r] for r in rows])

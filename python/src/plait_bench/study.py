@@ -55,6 +55,8 @@ STUDY_KEYS = {
 }
 BENCH_KEYS = {"kernel", "runtimes", "threads", "params", "sweep", "cases", "runtime_params", "timeout_s", "label"}
 TOP_KEYS = {"study", "benchmark", "env"}
+TRUE_VALUES = ("1", "true")
+FLAG_VALUES = ("1", "true", "0", "false")
 
 
 def nproc() -> int:
@@ -98,6 +100,11 @@ class Config:
     def args(self, help_info=None) -> list[str]:
         out = []
         for k, v in self.params:
+            if help_info is not None and help_info.aliases.get(k, k) in help_info.flags:
+                # an option without a value (steal's --auto): given when true, left out when false
+                if v.lower() in TRUE_VALUES:
+                    out.append(help_info.spelling(k))
+                continue
             out += [help_info.spelling(k) if help_info is not None else f"--{k}", v]
         return out
 
@@ -422,6 +429,10 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                 for k, vs in list(sweep.items()) + list(rparams.get(rt, {}).items()):
                     values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
                 for k, vs in values.items():
+                    if info.aliases.get(k, k) in info.flags:
+                        for v in sorted(v for v in vs if v.lower() not in FLAG_VALUES):
+                            problems.append(f"{where}: {kernel}-{rt} --{k} takes no value: write {k} = true or false, not '{v}'")
+                        continue
                     ch = info.choices.get(info.aliases.get(k, k))
                     if ch:
                         for v in sorted(vs - set(ch)):

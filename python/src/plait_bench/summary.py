@@ -105,7 +105,12 @@ def print_summary(con: sqlite3.Connection, session_id: int, console: Console) ->
     for tbl in (uts_table(ds), fib_table(ds)):
         if tbl is not None:
             console.print(tbl)
-    other = [k for k in ds.kernels() if k not in ("uts", "fib")]
+    from . import suite
+
+    if suite.has_suite(ds):
+        for tbl in suite_tables(ds):
+            console.print(tbl)
+    other = [k for k in ds.kernels() if k not in ("uts", "fib", "steal", *suite.SUITE_KERNELS)]
     for k in other:
         t = Table(title=f"{k}: median time (s)")
         for col in ("params", "runtime", "P", "time", "efficiency"):
@@ -159,3 +164,75 @@ def history_table(con: sqlite3.Connection, study: str, threads: int | None = Non
         ps = ",".join(f"{a}={b}" for a, b in sorted(json.loads(base).items()))
         t.add_row(k, ps, series, str(P), *[f"{v:.4f}" if v is not None else "–" for v in vals], delta)
     return t
+
+
+def _med(s: Summary | None, d: int = 3, unit: str = "") -> str:
+    return "–" if s is None else escape(f"{s.median:.{d}f}{unit}")
+
+
+def suite_tables(ds: Dataset) -> list[Table]:
+    """Study 001 in the terminal: Table 1 (spawn/join, steal cost), Table 4 (one-thread overhead),
+    speedup at the largest thread count, and the issue-6 targets."""
+    from . import suite
+
+    out: list[Table] = []
+    ghz, ghz_src = suite.clock_ghz(ds)
+    costs = suite.cost_table(ds, ghz)
+    if costs:
+        t = Table(title="Table 1: inlined spawn/join cost (fib, cut-off 0, P=1) and 2-core steal cost, medians",
+                  caption=escape(f"cycles via {ghz_src}"))
+        for c in ("runtime", "spawn/join ns", "cycles", "steal ns (P=2)", "steal cycles"):
+            t.add_column(c, justify="left" if c == "runtime" else "right")
+        for c in costs:
+            nf = c.failed
+            t.add_row(escape(c.series), _med(c.spawn_ns, 2), _med(c.spawn_cycles, 1), _med(c.steal_ns, 0),
+                      _med(c.steal_cycles, 0) + (f" [red]({nf} FAILED)[/]" if nf else "")
+                      + (f" [yellow]({c.unconverged} not converged)[/]" if c.unconverged else ""))
+        out.append(t)
+    series, rows = suite.overhead_table(ds)
+    if rows:
+        t = Table(title="Table 4: one-thread overhead T_rt,1 / T_serial, median [min–max]")
+        for c in ("kernel", "cut-off", "serial (s)", *series):
+            t.add_column(escape(c), justify="left" if c in ("kernel", "cut-off") else "right")
+        for r in rows:
+            cells = []
+            for s in series:
+                if s not in r.cells:
+                    cells.append("")
+                    continue
+                v, nf = r.cells[s]
+                cells.append(fmt_summary(v, digits=2) + (f" [red]({nf} FAILED)[/]" if nf else ""))
+            t.add_row(r.problem.kernel, escape(r.problem.cutoff_text), _med(r.t_serial, 4)
+                      + (f" [red]({r.serial_failed} FAILED)[/]" if r.serial_failed else ""), *cells)
+        out.append(t)
+        probs = suite.suite_problems(ds)
+        t = Table(title="speedup T_serial / T_P at the largest thread count, median")
+        t.add_column("kernel")
+        t.add_column("cut-off")
+        t.add_column("P", justify="right")
+        for s in series:
+            t.add_column(escape(s), justify="right")
+        for p in probs:
+            P = ds.max_threads(p.kernel)
+            cells = []
+            for s in series:
+                c = ds.cell(p.kernel, p.base, s, P)
+                cells.append("" if c is None else _med(ds.speedup(c), 2) + failed_note(c))
+            t.add_row(p.kernel, escape(p.cutoff_text), str(P), *cells)
+        out.append(t)
+    tg = suite.targets(ds, ghz, costs)
+    t = Table(title="issue-6 targets (medians decide; a failed Plait run is not met; details: plait-bench report)")
+    for c in ("target", "scope", "numbers", "verdict"):
+        t.add_column(c)
+    colour = {"met": "green", "not met": "red"}
+    prev = None
+    for x in tg:
+        v = x.verdict
+        if prev is not None and x.target != prev:
+            t.add_section()
+        prev = x.target
+        t.add_row(escape(x.short), escape(x.scope.split(";")[0] + (")" if ";" in x.scope else "")),
+                  escape(x.brief or (x.plait + (f" / {x.reference}" if x.reference else ""))),
+                  f"[{colour[v]}]{v}[/]" if v in colour else v)
+    out.append(t)
+    return out

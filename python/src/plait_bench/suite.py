@@ -1,0 +1,412 @@
+"""Study 001 numbers for the kernel suite (docs/kernels.md): spawn/join and steal cost (Table 1),
+one-thread overhead over serial (Table 4), speedup vs threads per cut-off (Figs 5-9), and the
+targets of issue 6.
+
+Definitions (all from the measured, verified runs of one session):
+
+* inlined spawn/join cost = (T_rt,1 - T_serial) / tasks, from ``fib`` with a task per call
+  (cut-off 0) on one thread; tasks = the runtime's own ``tasks`` counter (else the serial run's);
+  computed per run against the median serial time, then median [min-max]. Cycles = ns x GHz.
+* 2-core steal cost: the ``steal`` binary's own ``steal_cost_ns`` / ``steal_cost_cycles`` at P=2.
+* one-thread overhead = T_rt,1 / T_serial per run (same kernel and parameters), median [min-max].
+* speedup = T_serial / T_P per run.
+
+Cut-off classes: a kernel's ``cutoff`` parameter "coarse"/"fine" is its class; numeric cut-offs
+of the same problem are ranked (fib: the larger is coarse; nqueens/health/floorplan count depth, so
+the larger is fine); a lone numeric value is its own class ("0"); kernels without a cut-off
+(sparselu, alignment) are "none" and count as both coarse and fine in the targets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .analysis import Cell, Dataset, Summary, _num
+
+SUITE_KERNELS = ("nqueens", "sort", "fft", "strassen", "sparselu", "health", "floorplan", "alignment", "fib")
+PEERS = ("tbb", "libomp", "gomp")
+RUNTIME_ORDER = ("plait", "tbb", "libomp", "gomp")
+# cut-offs that count recursion depth: a larger value spawns more (finer)
+DEPTH_CUTOFF = {"nqueens", "health", "floorplan"}
+NO_CUTOFF = {"sparselu", "alignment"}
+
+SPAWN_TARGET_CYCLES = 20.0
+OVERHEAD_TARGET = 1.05
+
+
+def has_suite(ds: Dataset) -> bool:
+    """Whether the session has study-001 data: a suite kernel, the steal benchmark, or fib with a cut-off
+    (fib with a task per call alone, as in studies/quick.toml, keeps the study-000 report)."""
+    ks = set(ds.kernels())
+    if ks & (set(SUITE_KERNELS) - {"fib"}) or "steal" in ks:
+        return True
+    return any((_num(b.get("cutoff", 0)) or 0) != 0 for b in ds.problems("fib")) if "fib" in ks else False
+
+
+def problem_label(base: dict, skip: tuple[str, ...] = ("cutoff",)) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(base.items()) if k not in skip) or "defaults"
+
+
+def cutoff_class(ds: Dataset, kernel: str, base: dict) -> str:
+    """'coarse', 'fine', 'none' (no cut-off parameter) or the numeric cut-off itself."""
+    v = base.get("cutoff")
+    if v is None:
+        return "0" if kernel == "fib" else "none"
+    if v in ("coarse", "fine"):
+        return v
+    x = _num(v)
+    if x is None:
+        return str(v)
+    rest = {k: w for k, w in base.items() if k != "cutoff"}
+    values = sorted({_num(b["cutoff"]) for b in ds.problems(kernel)
+                     if "cutoff" in b and _num(b["cutoff"]) is not None
+                     and {k: w for k, w in b.items() if k != "cutoff"} == rest})
+    # fib's cut-off 0 (a task per call) is the spawn microbenchmark, not a granularity choice
+    if kernel == "fib":
+        values = [y for y in values if y > 0]
+    if len(values) >= 2 and x in (values[0], values[-1]):
+        low = "coarse" if kernel in DEPTH_CUTOFF else "fine"
+        high = "fine" if kernel in DEPTH_CUTOFF else "coarse"
+        return low if x == values[0] else high
+    return str(v)
+
+
+@dataclass
+class Problem:
+    kernel: str
+    base: dict
+    cut: str  # cut-off class
+
+    @property
+    def label(self) -> str:
+        return problem_label(self.base)
+
+    @property
+    def cutoff_text(self) -> str:
+        v = self.base.get("cutoff")
+        if self.cut == "none":
+            return "no cut-off"
+        if v is not None and v != self.cut:
+            return f"{self.cut} ({v})"
+        return self.cut
+
+
+def suite_problems(ds: Dataset) -> list[Problem]:
+    """Every problem of the suite kernels (fib with cut-off 0 excluded: that is Table 1)."""
+    out = []
+    for k in SUITE_KERNELS:
+        if k not in ds.kernels():
+            continue
+        for b in ds.problems(k):
+            cut = cutoff_class(ds, k, b)
+            if k == "fib" and cut == "0":
+                continue
+            out.append(Problem(k, b, cut))
+    rank = {"coarse": 0, "fine": 1, "none": 2}
+    return sorted(out, key=lambda p: (SUITE_KERNELS.index(p.kernel), rank.get(p.cut, 3), p.label))
+
+
+def runtimes_of(ds: Dataset, kernel: str) -> list[str]:
+    """Parallel series of a kernel, plait first, then tbb, libomp, gomp."""
+    return ds.series(kernel, parallel_only=True)
+
+
+def ratio_to_serial(ds: Dataset, cell: Cell | None) -> Summary | None:
+    """T_P / T_serial per run (at P=1: the one-thread overhead), median [min-max]."""
+    if cell is None:
+        return None
+    ts = ds.serial_time(cell.kernel, cell.base)
+    if not ts:
+        return None
+    return Summary.of(r.time_s / ts for r in cell.ok_runs if r.time_s)
+
+
+# ---- Table 1 ----------------------------------------------------------------------------------
+
+
+def spawn_problem(ds: Dataset) -> dict | None:
+    """The fib problem with a task per call (cut-off 0); the largest n when there are several."""
+    if "fib" not in ds.kernels():
+        return None
+    cands = [b for b in ds.problems("fib") if (_num(b.get("cutoff", 0)) or 0) == 0]
+    if not cands:
+        return None
+    return max(cands, key=lambda b: _num(b.get("n")) or 0)
+
+
+@dataclass
+class CostRow:
+    series: str
+    spawn_ns: Summary | None = None
+    spawn_cycles: Summary | None = None
+    spawn_cell: Cell | None = None
+    tasks: float | None = None
+    steal_ns: Summary | None = None
+    steal_cycles: Summary | None = None
+    steal_cell: Cell | None = None
+
+    @property
+    def unconverged(self) -> int:
+        """Steal runs whose --auto calibration did not converge (stats.auto_converged == 0)."""
+        if self.steal_cell is None:
+            return 0
+        return sum(1 for r in self.steal_cell.ok_runs if _num(r.stats.get("auto_converged")) == 0)
+
+    @property
+    def failed(self) -> int:
+        return sum(len(c.failed_runs) for c in (self.spawn_cell, self.steal_cell) if c is not None)
+
+
+def cpuinfo_ghz(path: str = "/proc/cpuinfo") -> float | None:
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    vals = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([0-9.]+)", text, flags=re.M)]
+    return max(vals) / 1e3 if vals else None
+
+
+def clock_ghz(ds: Dataset, fallback=cpuinfo_ghz) -> tuple[float | None, str]:
+    """GHz for ns -> cycles: the steal binary's measured TSC rate (median over its ok runs in this
+    session), else /proc/cpuinfo of the machine writing the report. Returns (GHz, where from)."""
+    vals = [_num(r.stats.get("tsc_ghz")) for r in ds.runs if r.kernel == "steal" and r.ok]
+    vals = [v for v in vals if v]
+    if vals:
+        s = Summary.of(vals)
+        return s.median, f"TSC rate {s.median:.3f} GHz measured by the steal binary (median of {s.n} runs)"
+    g = fallback()
+    if g:
+        return g, f"{g:.3f} GHz from /proc/cpuinfo ('cpu MHz') of the machine that wrote this report (no steal runs in the session)"
+    return None, "no clock rate known (no steal runs, no /proc/cpuinfo): cycles not shown"
+
+
+def cost_table(ds: Dataset, ghz: float | None) -> list[CostRow]:
+    """Table 1: inlined spawn/join cost per runtime from fib (P=1, cut-off 0), and 2-core steal cost."""
+    rows: dict[str, CostRow] = {}
+    fb = spawn_problem(ds)
+    if fb is not None:
+        ts = ds.serial_time("fib", fb)
+        serial_tasks = ds.stat_any("fib", fb, "tasks")
+        for s in ds.series("fib", parallel_only=True):
+            c = ds.cell("fib", fb, s, 1)
+            if c is None:
+                continue
+            row = rows.setdefault(s, CostRow(s))
+            row.spawn_cell = c
+            per = []
+            for r in c.ok_runs:
+                tasks = _num(r.stats.get("tasks")) or serial_tasks
+                if ts is not None and tasks and r.time_s:
+                    per.append((r.time_s - ts) / tasks * 1e9)
+            row.tasks = c.stat("tasks").median if c.stat("tasks") else serial_tasks
+            row.spawn_ns = Summary.of(per)
+            if row.spawn_ns is not None and ghz:
+                row.spawn_cycles = Summary.of(v * ghz for v in per)
+    if "steal" in ds.kernels():
+        for b in ds.problems("steal"):
+            for s in ds.series("steal", parallel_only=True):
+                c = ds.cell("steal", b, s, 2)
+                if c is None:
+                    continue
+                row = rows.setdefault(s, CostRow(s))
+                if row.steal_cell is not None and row.steal_cell.ok_runs:
+                    continue  # first problem with data wins
+                row.steal_cell = c
+                row.steal_ns = c.stat("steal_cost_ns")
+                row.steal_cycles = c.stat("steal_cost_cycles")
+    order = {s: i for i, s in enumerate(RUNTIME_ORDER)}
+    return sorted(rows.values(), key=lambda r: (order.get(r.series.split("[")[0], 9), r.series))
+
+
+# ---- Table 4 and speedups -----------------------------------------------------------------------
+
+
+@dataclass
+class OverheadRow:
+    problem: Problem
+    t_serial: Summary | None
+    serial_failed: int
+    cells: dict[str, tuple[Summary | None, int]] = field(default_factory=dict)  # series -> (ratio, failed)
+
+
+def overhead_table(ds: Dataset) -> tuple[list[str], list[OverheadRow]]:
+    """Table 4: T_rt,1 / T_serial per problem (kernel x cut-off) and runtime."""
+    probs = suite_problems(ds)
+    series: list[str] = []
+    for p in probs:
+        for s in runtimes_of(ds, p.kernel):
+            if s not in series:
+                series.append(s)
+    order = {s: i for i, s in enumerate(RUNTIME_ORDER)}
+    series.sort(key=lambda s: (order.get(s.split("[")[0], 9), s))
+    rows = []
+    for p in probs:
+        sc = ds.cell(p.kernel, p.base, "serial", 1)
+        row = OverheadRow(p, sc.time if sc else None, len(sc.failed_runs) if sc else 0)
+        for s in series:
+            c = ds.cell(p.kernel, p.base, s, 1)
+            if c is not None:
+                row.cells[s] = (ratio_to_serial(ds, c), len(c.failed_runs))
+        rows.append(row)
+    return series, rows
+
+
+def speedup_series(ds: Dataset, p: Problem) -> dict[str, list[tuple[int, Summary | None, int, int]]]:
+    """Per parallel series: (threads, speedup summary, ok runs, failed runs) for every thread count."""
+    out = {}
+    for s in runtimes_of(ds, p.kernel):
+        pts = []
+        for t in ds.threads(p.kernel):
+            c = ds.cell(p.kernel, p.base, s, t)
+            if c is None:
+                continue
+            pts.append((t, ds.speedup(c), len(c.ok_runs), len(c.failed_runs)))
+        out[s] = pts
+    return out
+
+
+# ---- targets -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    target: str
+    scope: str
+    plait: str
+    reference: str
+    verdict: str  # "met" | "not met" | "no data"
+    brief: str = ""  # the deciding numbers in one short line (terminal)
+
+    @property
+    def short(self) -> str:
+        """Short name of the target for the terminal."""
+        return SHORT.get(self.target, self.target)
+
+    @property
+    def met(self) -> bool | None:
+        return {"met": True, "not met": False}.get(self.verdict)
+
+
+SHORT: dict[str, str] = {}
+
+
+def _fmt(s: Summary | None, unit: str = "", d: int = 1) -> str:
+    if s is not None and unit == " s" and s.hi < 0.1:
+        return f"{s.median * 1e3:.3f} ms [{s.lo * 1e3:.3f}–{s.hi * 1e3:.3f}]"
+    return "–" if s is None else f"{s.median:.{d}f}{unit} [{s.lo:.{d}f}–{s.hi:.{d}f}]"
+
+
+def sec(v: float) -> str:
+    """Seconds, in ms below 0.1 s."""
+    return f"{v * 1e3:.3f} ms" if v < 0.1 else f"{v:.4f} s"
+
+
+def _failed(c: Cell | None) -> str:
+    return f", {len(c.failed_runs)} FAILED" if c is not None and c.failed_runs else ""
+
+
+def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) -> list[Target]:
+    """The issue-6 targets, each with the numbers it was decided on. Medians decide."""
+    costs = cost_table(ds, ghz) if costs is None else costs
+    by = {c.series: c for c in costs}
+    out: list[Target] = []
+
+    # 1. inlined spawn/join <= 20 cycles
+    t1 = f"Plait inlined spawn/join ≤ {SPAWN_TARGET_CYCLES:.0f} cycles"
+    SHORT[t1] = f"spawn/join ≤ {SPAWN_TARGET_CYCLES:.0f} cycles"
+    pl = by.get("plait")
+    if pl is None or pl.spawn_cell is None:
+        out.append(Target(t1, "fib, cut-off 0, P=1", "no fib run with cut-off 0 in this session",
+                          "run studies/microbench.toml", "no data"))
+    elif pl.spawn_cycles is None:
+        why = "all runs FAILED" if pl.spawn_cell and not pl.spawn_cell.ok_runs else ("no clock rate" if pl.spawn_ns else "no serial time")
+        out.append(Target(t1, "fib, cut-off 0, P=1", _fmt(pl.spawn_ns, " ns") + _failed(pl.spawn_cell), why, "no data"))
+    else:
+        v = pl.spawn_cycles.median
+        out.append(Target(t1, "fib, cut-off 0, P=1", f"{v:.1f} cycles ({pl.spawn_ns.median:.2f} ns){_failed(pl.spawn_cell)}",
+                          f"≤ {SPAWN_TARGET_CYCLES:.0f} cycles",
+                          "met" if v <= SPAWN_TARGET_CYCLES and not pl.spawn_cell.failed_runs else "not met",
+                          f"{v:.1f} cycles = {pl.spawn_ns.median:.2f} ns{_failed(pl.spawn_cell)}"))
+
+    # 2. 2-core steal cost lower than every peer's
+    t2 = "Plait 2-core steal cost < every peer's"
+    SHORT[t2] = "steal cost < every peer"
+    peers = [c for c in costs if c.series != "plait" and c.steal_cell is not None]
+    if pl is None or pl.steal_cell is None or not peers:
+        out.append(Target(t2, "steal, P=2", "no plait steal run in this session" if pl is None or pl.steal_cell is None else "",
+                          ("no peer steal runs; " if not peers else "") + "run studies/microbench.toml", "no data"))
+    else:
+        use_cycles = pl.steal_cycles is not None and all(c.steal_cycles is not None for c in peers if c.steal_cell.ok_runs)
+        unit, get = (" cycles", lambda c: c.steal_cycles) if use_cycles else (" ns", lambda c: c.steal_ns)
+        mine = get(pl)
+        ref = "; ".join(f"{c.series} {_fmt(get(c), unit, 0)}" + _failed(c.steal_cell) for c in peers)
+        if mine is None:
+            out.append(Target(t2, "steal, P=2", "all runs FAILED" + _failed(pl.steal_cell), ref, "not met"))
+        else:
+            ok = all(get(c) is None or mine.median < get(c).median for c in peers) and not pl.steal_cell.failed_runs
+            if all(get(c) is None for c in peers):
+                out.append(Target(t2, "steal, P=2", _fmt(mine, unit, 0), ref + " (every peer failed)", "no data"))
+            else:
+                brief = f"plait {mine.median:.0f} vs " + ", ".join(
+                    f"{c.series} {get(c).median:.0f}" if get(c) is not None else f"{c.series} FAILED" for c in peers) + unit
+                out.append(Target(t2, "steal, P=2", _fmt(mine, unit, 0) + _failed(pl.steal_cell), ref, "met" if ok else "not met",
+                                  brief + _failed(pl.steal_cell)))
+
+    probs = suite_problems(ds)
+    # 3. fine cut-off: Plait's 2-thread time <= the best peer's, every kernel
+    t3 = "fine cut-off: Plait 2-thread time ≤ best peer's"
+    SHORT[t3] = "fine: P=2 time ≤ best peer"
+    fine = [p for p in probs if p.cut in ("fine", "none")]
+    if not fine:
+        out.append(Target(t3, "every kernel", "no fine cut-off runs", "", "no data"))
+    for p in fine:
+        scope = f"{p.kernel} ({p.cutoff_text}; {p.label})"
+        c = ds.cell(p.kernel, p.base, "plait", 2)
+        if c is None:
+            out.append(Target(t3, scope, "no plait run at P=2", "", "no data"))
+            continue
+        peer_cells = [(s, ds.cell(p.kernel, p.base, s, 2)) for s in runtimes_of(ds, p.kernel) if s.split("[")[0] in PEERS]
+        peer_cells = [(s, pc) for s, pc in peer_cells if pc is not None]
+        ok_peers = [(s, pc) for s, pc in peer_cells if pc.time is not None]
+        mine = c.time
+        ref = "; ".join(f"{s} {_fmt(pc.time, ' s', 4)}" + _failed(pc) for s, pc in peer_cells) or "no peer runs"
+        if not ok_peers:
+            out.append(Target(t3, scope, _fmt(mine, " s", 4) + _failed(c), ref, "no data"))
+            continue
+        best_s, best = min(ok_peers, key=lambda x: x[1].time.median)
+        if mine is None:
+            out.append(Target(t3, scope, "all runs FAILED" + _failed(c), ref, "not met"))
+            continue
+        ok = mine.median <= best.time.median and not c.failed_runs
+        out.append(Target(t3, scope, _fmt(mine, " s", 4) + _failed(c),
+                          f"best {best_s} {sec(best.time.median)} (×{mine.median / best.time.median:.2f}); " + ref,
+                          "met" if ok else "not met",
+                          f"plait {sec(mine.median)} vs {best_s} {sec(best.time.median)} (×{mine.median / best.time.median:.2f})"
+                          + _failed(c)))
+
+    # 4. coarse cut-off: Plait one-thread overhead <= 5 %
+    t4 = f"coarse cut-off: Plait 1-thread overhead ≤ {(OVERHEAD_TARGET - 1) * 100:.0f}% over serial"
+    SHORT[t4] = f"coarse: 1-thread ≤ +{(OVERHEAD_TARGET - 1) * 100:.0f}%"
+    coarse = [p for p in probs if p.cut in ("coarse", "none")]
+    if not coarse:
+        out.append(Target(t4, "every kernel", "no coarse cut-off runs", "", "no data"))
+    for p in coarse:
+        scope = f"{p.kernel} ({p.cutoff_text}; {p.label})"
+        c = ds.cell(p.kernel, p.base, "plait", 1)
+        sc = ds.cell(p.kernel, p.base, "serial", 1)
+        r = ratio_to_serial(ds, c)
+        ref = (f"serial {_fmt(sc.time, ' s', 4)}" + _failed(sc)) if sc is not None else "no serial run"
+        if c is None:
+            out.append(Target(t4, scope, "no plait run at P=1", ref, "no data"))
+        elif r is None:
+            out.append(Target(t4, scope, ("all runs FAILED" + _failed(c)) if not c.ok_runs else "–", ref,
+                              "not met" if not c.ok_runs else "no data"))
+        else:
+            ok = r.median <= OVERHEAD_TARGET and not c.failed_runs
+            out.append(Target(t4, scope, f"{(r.median - 1) * 100:+.1f}% (×{r.median:.3f} [{r.lo:.3f}–{r.hi:.3f}]){_failed(c)}",
+                              ref, "met" if ok else "not met",
+                              f"{(r.median - 1) * 100:+.1f}% (serial {sec(sc.time.median)})" + _failed(c)
+                              if sc is not None and sc.time else f"{(r.median - 1) * 100:+.1f}%"))
+    return out

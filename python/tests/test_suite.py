@@ -1,0 +1,277 @@
+"""Study 001 (kernel suite): Table 1 (spawn/join, steal cost), Table 4 (one-thread overhead), speedup
+figures and the issue-6 targets, on synthetic runs with known numbers and on the fake benchmark."""
+
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from plait_bench import db, sweep
+from plait_bench.analysis import Dataset, Run
+from plait_bench.registry import find_root
+from plait_bench.report import write_report
+from plait_bench.study import StudyError, load_study
+from plait_bench.suite import (
+    clock_ghz,
+    cost_table,
+    cpuinfo_ghz,
+    cutoff_class,
+    has_suite,
+    overhead_table,
+    suite_problems,
+    targets,
+)
+
+from conftest import make_fake_bins
+
+_ids = iter(range(1, 10**6))
+
+
+def run(kernel, runtime, threads, base, time_s, status="ok", **stats):
+    return Run(id=next(_ids), kernel=kernel, runtime=runtime, series=runtime, threads=threads, params=dict(base),
+               base={k: str(v) for k, v in base.items()}, round=1, kind="measured", status=status,
+               time_s=time_s if status == "ok" else None, stats=stats, message=None if status == "ok" else "boom")
+
+
+def by_target(tg, word):
+    return [t for t in tg if word in t.target]
+
+
+# ---- cut-off classes ----------------------------------------------------------------------------
+
+
+def test_cutoff_classes():
+    ds = Dataset([
+        run("sort", "serial", 1, {"size": "test", "cutoff": "coarse"}, 1.0),
+        run("sort", "serial", 1, {"size": "test", "cutoff": "fine"}, 1.0),
+        run("sparselu", "serial", 1, {"size": "test"}, 1.0),
+        run("fib", "serial", 1, {"n": 40, "cutoff": 25}, 1.0),
+        run("fib", "serial", 1, {"n": 40, "cutoff": 12}, 1.0),
+        run("fib", "serial", 1, {"n": 32, "cutoff": 0}, 1.0),
+        run("nqueens", "serial", 1, {"n": 12, "cutoff": 3}, 1.0),
+        run("nqueens", "serial", 1, {"n": 12, "cutoff": 12}, 1.0),
+        run("health", "serial", 1, {"size": "test", "cutoff": 2}, 1.0),
+    ])
+    assert cutoff_class(ds, "sort", {"size": "test", "cutoff": "coarse"}) == "coarse"
+    assert cutoff_class(ds, "sort", {"size": "test", "cutoff": "fine"}) == "fine"
+    assert cutoff_class(ds, "sparselu", {"size": "test"}) == "none"
+    assert cutoff_class(ds, "fib", {"n": "40", "cutoff": "25"}) == "coarse"  # fib: n < cutoff is serial
+    assert cutoff_class(ds, "fib", {"n": "40", "cutoff": "12"}) == "fine"
+    assert cutoff_class(ds, "fib", {"n": "32", "cutoff": "0"}) == "0"  # the spawn microbenchmark
+    assert cutoff_class(ds, "nqueens", {"n": "12", "cutoff": "3"}) == "coarse"  # depth: larger is finer
+    assert cutoff_class(ds, "nqueens", {"n": "12", "cutoff": "12"}) == "fine"
+    assert cutoff_class(ds, "health", {"size": "test", "cutoff": "2"}) == "2"  # alone: its own class
+    probs = suite_problems(ds)
+    assert [(p.kernel, p.cut) for p in probs][:3] == [("nqueens", "coarse"), ("nqueens", "fine"), ("sort", "coarse")]
+    assert ("fib", "0") not in [(p.kernel, p.cut) for p in probs]  # fib cut-off 0 is Table 1, not Table 4
+    assert has_suite(ds)
+    # quick.toml's fib with a task per call alone keeps the study-000 report
+    assert not has_suite(Dataset([run("fib", "serial", 1, {"n": 30, "cutoff": 0}, 1.0)]))
+
+
+# ---- Table 1 ------------------------------------------------------------------------------------
+
+
+def test_spawn_and_steal_cost_arithmetic():
+    fb = {"n": 30, "cutoff": 0}
+    runs = [run("fib", "serial", 1, fb, 0.010, tasks=1_000_000)]
+    runs += [run("fib", "plait", 1, fb, t, tasks=1_000_000) for t in (0.016, 0.017, 0.018)]  # 6, 7, 8 ns
+    runs += [run("fib", "tbb", 1, fb, 0.110, tasks=1_000_000), run("fib", "tbb", 1, fb, None, status="crashed")]
+    runs += [run("fib", "plait", 2, fb, 0.009, tasks=1_000_000)]  # P=2 is not Table 1
+    runs += [run("steal", "plait", 2, {"auto": "1"}, 0.3, steal_cost_ns=400.0, steal_cost_cycles=1000.0, tsc_ghz=2.5),
+             run("steal", "plait", 2, {"auto": "1"}, 0.3, steal_cost_ns=600.0, steal_cost_cycles=1500.0, tsc_ghz=2.5,
+                 auto_converged=0),
+             run("steal", "gomp", 2, {"auto": "1"}, 0.3, steal_cost_ns=900.0, steal_cost_cycles=2250.0, tsc_ghz=2.5)]
+    ds = Dataset(runs)
+    ghz, src = clock_ghz(ds, fallback=lambda: 99.0)
+    assert ghz == 2.5 and "steal binary" in src
+    rows = {r.series: r for r in cost_table(ds, ghz)}
+    assert list(rows) == ["plait", "tbb", "gomp"]
+    p = rows["plait"]
+    assert p.spawn_ns.median == pytest.approx(7.0) and p.spawn_ns.lo == pytest.approx(6.0)
+    assert p.spawn_ns.hi == pytest.approx(8.0) and p.spawn_ns.n == 3
+    assert p.spawn_cycles.median == pytest.approx(17.5)  # 7 ns x 2.5 GHz
+    assert p.steal_ns.median == pytest.approx(500.0) and p.steal_cycles.median == pytest.approx(1250.0)
+    assert p.unconverged == 1
+    assert rows["tbb"].spawn_ns.median == pytest.approx(100.0)
+    assert rows["tbb"].failed == 1  # the crashed run is counted, not dropped
+    assert rows["gomp"].spawn_cell is None and rows["gomp"].steal_ns.median == 900.0
+    tg = targets(ds, ghz)
+    assert by_target(tg, "spawn/join")[0].verdict == "met"
+    st = by_target(tg, "steal")[0]
+    assert st.verdict == "met" and "1250" in st.plait and "gomp 2250" in st.reference
+    # no steal runs: the clock comes from the fallback (the report machine's /proc/cpuinfo)
+    ds2 = Dataset([r for r in runs if r.kernel == "fib"])
+    ghz2, src2 = clock_ghz(ds2, fallback=lambda: 4.0)
+    assert ghz2 == 4.0 and "/proc/cpuinfo" in src2
+    assert cost_table(ds2, ghz2)[0].spawn_cycles.median == pytest.approx(28.0)
+    assert by_target(targets(ds2, ghz2), "spawn/join")[0].verdict == "not met"  # 28 cycles > 20
+    assert by_target(targets(ds2, ghz2), "steal")[0].verdict == "no data"
+
+
+def test_cpuinfo_ghz(tmp_path):
+    f = tmp_path / "cpuinfo"
+    f.write_text("processor\t: 0\ncpu MHz\t\t: 2596.128\nprocessor\t: 1\ncpu MHz\t\t: 3000.000\n")
+    assert cpuinfo_ghz(str(f)) == pytest.approx(3.0)
+    assert cpuinfo_ghz(str(tmp_path / "none")) is None
+
+
+# ---- Table 4 and targets 3-4 --------------------------------------------------------------------
+
+
+def _kernel_runs(kernel, cut, t_serial, one, two, fail=None):
+    """serial + every runtime at P=1 (t_serial x one[rt]) and P=2 (two[rt] seconds)."""
+    b = {"size": "small", "cutoff": cut} if cut else {"size": "small"}
+    out = [run(kernel, "serial", 1, b, t_serial)]
+    for rt in ("plait", "tbb", "gomp", "libomp"):
+        for P, t in ((1, t_serial * one[rt]), (2, two[rt])):
+            st = "unverified" if fail == (rt, P) else "ok"
+            out += [run(kernel, rt, P, b, t * f, status=st) for f in (0.99, 1.0, 1.01)]
+    return out
+
+
+def test_overhead_table_and_targets():
+    one_ok = {"plait": 1.04, "tbb": 1.10, "gomp": 1.20, "libomp": 1.15}
+    one_bad = {"plait": 1.08, "tbb": 1.02, "gomp": 1.20, "libomp": 1.15}
+    fast = {"plait": 0.5, "tbb": 0.6, "gomp": 0.7, "libomp": 0.55}
+    slow = {"plait": 0.8, "tbb": 0.6, "gomp": 0.7, "libomp": 0.55}
+    runs = (_kernel_runs("sort", "coarse", 1.0, one_ok, fast) + _kernel_runs("sort", "fine", 1.0, one_ok, fast)
+            + _kernel_runs("fft", "coarse", 2.0, one_bad, fast) + _kernel_runs("fft", "fine", 1.0, one_ok, slow)
+            + _kernel_runs("sparselu", None, 1.0, one_ok, fast, fail=("gomp", 2))
+            + _kernel_runs("health", "fine", 1.0, one_ok, fast, fail=("plait", 2)))
+    ds = Dataset(runs)
+    series, rows = overhead_table(ds)
+    assert series == ["plait", "tbb", "libomp", "gomp"]
+    r = {(x.problem.kernel, x.problem.cut): x for x in rows}
+    ratio, nf = r[("fft", "coarse")].cells["plait"]
+    assert ratio.median == pytest.approx(1.08) and ratio.lo == pytest.approx(1.08 * 0.99) and nf == 0
+    assert r[("fft", "coarse")].t_serial.median == 2.0
+    assert r[("sparselu", "none")].cells["gomp"][1] == 0  # failures were at P=2, not in Table 4
+
+    tg = targets(ds, None)
+    fine = {t.scope.split(" ")[0]: t for t in by_target(tg, "fine cut-off")}
+    coarse = {t.scope.split(" ")[0]: t for t in by_target(tg, "coarse cut-off")}
+    assert set(fine) == {"sort", "fft", "sparselu", "health"}  # no cut-off kernels count as fine ...
+    assert set(coarse) == {"sort", "fft", "sparselu"}  # ... and as coarse
+    assert fine["sort"].verdict == "met" and "best libomp" in fine["sort"].reference
+    assert fine["fft"].verdict == "not met" and "×1.45" in fine["fft"].reference  # 0.8 / 0.55
+    assert fine["sparselu"].verdict == "met" and "FAILED" in fine["sparselu"].reference  # a failed peer is shown
+    assert fine["health"].verdict == "not met" and "all runs FAILED" in fine["health"].plait
+    assert coarse["sort"].verdict == "met" and "+4.0%" in coarse["sort"].plait
+    assert coarse["fft"].verdict == "not met" and "+8.0%" in coarse["fft"].plait
+    assert by_target(tg, "spawn/join")[0].verdict == "no data"
+    assert all(t.verdict in ("met", "not met", "no data") for t in tg)
+
+
+# ---- flags in study files -------------------------------------------------------------------------
+
+
+def test_flag_parameter(tmp_path, write_study):
+    bins = make_fake_bins(tmp_path, kernels=("steal",))
+    st = load_study(write_study("""
+        [study]
+        name = "f"
+        [[benchmark]]
+        kernel = "steal"
+        runtimes = ["plait"]
+        threads = 2
+        params = { auto = true, seconds = 0.5 }
+    """), bins, np=2)
+    from plait_bench.registry import binary_help
+    from plait_bench.runner import command_for
+
+    (c,) = st.configs
+    cmd = command_for(c, bins.binary("steal", "plait"), st.settings, binary_help(bins.binary("steal", "plait")))
+    assert "--auto" in cmd and cmd[cmd.index("--auto") + 1] != "1"
+    cp = subprocess.run(cmd, capture_output=True, text=True)
+    assert cp.returncode == 0, shlex.join(cmd) + cp.stderr
+    off = load_study(write_study(st.text.replace("auto = true", "auto = false"), "g.toml"), bins, np=2).configs[0]
+    assert "--auto" not in command_for(off, bins.binary("steal", "plait"), st.settings, binary_help(bins.binary("steal", "plait")))
+    with pytest.raises(StudyError, match="takes no value"):
+        load_study(write_study(st.text.replace("auto = true", 'auto = "yes please"'), "h.toml"), bins, np=2)
+
+
+# ---- report and summary on the fake benchmark ------------------------------------------------------
+
+STUDY = """
+[study]
+name = "bots-fake"
+rounds = 2
+warmup = 0
+seed = 5
+
+[[benchmark]]
+kernel = "nqueens"
+threads = "1..2"
+params = { size = "test" }
+sweep = { cutoff = ["coarse", "fine"] }
+
+[[benchmark]]
+kernel = "sparselu"
+threads = "1..2"
+params = { size = "test" }
+
+[[benchmark]]
+kernel = "fib"
+threads = 1
+params = { n = 20, cutoff = 0 }
+
+[[benchmark]]
+kernel = "steal"
+runtimes = ["plait", "tbb", "gomp", "libomp"]
+threads = 2
+params = { auto = true }
+"""
+
+
+def test_report_suite_sections(tmp_path, write_study, monkeypatch):
+    bins = make_fake_bins(tmp_path, kernels=("fib", "nqueens", "sparselu", "steal"))
+    monkeypatch.setenv("FAKE_BENCH_FAIL", "libomp:2:crash")
+    st = load_study(write_study(STUDY), bins, np=2)
+    con = db.connect(tmp_path / "s.db")
+    res = sweep.run_study(st, con, bins, find_root())
+    assert not res.clean
+    out = tmp_path / "report"
+    files = {f.name for f in write_report(con, res.session_id, out)}
+    assert {"index.md", "speedup_nqueens.png", "speedup_sparselu.png", "fib_overhead.png"} <= files
+    assert (out / "speedup_nqueens.png").read_bytes()[:4] == b"\x89PNG"
+    md = (out / "index.md").read_text()
+    assert "### Table 1. Inlined spawn/join cost and 2-core steal cost" in md
+    # fake fib: serial 2 ns per call, plait 8 ns -> 6 ns = 18 cycles at the steal binary's 3 GHz
+    assert "| plait | 6.00 ns [6.00–6.00] | 18.0 [18.0–18.0] |" in md
+    assert "TSC rate 3.000 GHz measured by the steal binary" in md
+    assert "### Table 4. One-thread overhead normalised to serial" in md
+    assert "| nqueens | coarse | size=test |" in md and "1.020 [1.020–1.020]" in md  # plait 1.02 x serial
+    assert "| sparselu | no cut-off | size=test |" in md
+    assert "### Targets (issue 6)" in md
+    assert "**met**" in md
+    # libomp crashed at P=2 everywhere: shown as failed in the steal table, the figures' captions and the list
+    assert "**2 FAILED**" in md and "**crashed**" in md
+    assert "(2 failed) on " in md  # a speedup caption counts nqueens' failed runs
+    targets_md = md.split("### Targets (issue 6)")[1]
+    assert "Plait inlined spawn/join ≤ 20 cycles | fib, cut-off 0, P=1 | 18.0 cycles" in targets_md
+    assert "libomp – [" not in targets_md  # the crashed peer is listed as failed, not as a number
+    assert "libomp –, 2 FAILED" in targets_md
+
+    from rich.console import Console
+
+    from plait_bench.summary import print_summary
+
+    console = Console(record=True, width=200)
+    print_summary(con, res.session_id, console)
+    text = console.export_text()
+    assert "Table 4: one-thread overhead" in text and "issue-6 targets" in text and "Table 1" in text
+    assert "spawn/join ≤ 20 cycles" in text and "FAILED" in text
+
+
+def test_studies_validate():
+    """The shipped study files are valid against the built-in names or the real binaries (whichever exist)."""
+    from plait_bench.registry import BinDirs
+
+    root = find_root()
+    bins = BinDirs.resolve(root)
+    for name, n in (("bots", 144), ("bots-ci", 144), ("microbench", 9)):
+        st = load_study(root / "studies" / f"{name}.toml", bins, np=2, check_binaries=bins.gcc.is_dir())
+        assert len(st.configs) == n, name
+    assert sys.version_info >= (3, 11)
