@@ -108,10 +108,13 @@ void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
   }
 }
 
-void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept {
-  // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
-  //    spawn handle of the enclosing frame, to be joined later) or at the frame's base.
-  while (w->head > w->base) {
+void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept {
+  // 1. Children still on our own deque: run them here, newest first, while any is pending. Stop at
+  //    a joinable slot (a spawn handle of the enclosing frame, to be joined later), at the frame's
+  //    base, or at the group's floor: slots below it belong to enclosing frames, and running them
+  //    here would nest one frame per task (a stack overflow found by the floorplan kernel).
+  if (floor < w->base) floor = w->base;
+  while (w->head > floor && pending->load(std::memory_order_acquire) != 0) {
     Slot& s = w->odq[w->head - 1];
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
@@ -148,7 +151,8 @@ namespace plait {
 void task_group::wait() {
   detail::Worker* w = detail::current_worker();
   if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::task_group::wait");
-  detail::group_wait(w, &pending_);
+  detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->base);
+  if (w == creator_) floor_ = w->head;
   canceled_.store(false, std::memory_order_relaxed);
   // relaxed: error_ was written before the erring child's release decrement, which our acquire
   // load of pending_ == 0 synchronised with.
@@ -165,7 +169,7 @@ task_group::~task_group() {
   if (pending_.load(std::memory_order_relaxed) != 0) {
     detail::Worker* w = detail::current_worker();
     if (w) {
-      detail::group_wait(w, &pending_);
+      detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->base);
     } else {
       // Not on a worker: nothing can be run from here; children finish on the workers.
       detail::Backoff b(64);

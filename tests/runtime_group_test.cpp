@@ -128,6 +128,39 @@ TEST_P(Groups, DestructorWaits) {
   });
 }
 
+// How deeply tasks nest on one thread: a wait() that ran the slots of enclosing groups nested one
+// frame per task (found by the floorplan kernel as a 1 GiB stack overflow at 1 worker).
+thread_local int nesting = 0;
+std::atomic<int> max_nesting{0};
+
+void group_tree(int depth, std::atomic<long>& leaves) {
+  int n = ++nesting;
+  int seen = max_nesting.load();
+  while (n > seen && !max_nesting.compare_exchange_weak(seen, n)) {
+  }
+  if (depth == 0) {
+    leaves++;
+  } else {
+    plait::task_group g;
+    for (int i = 0; i < 6; ++i) g.run([depth, &leaves] { group_tree(depth - 1, leaves); });
+    g.wait();
+  }
+  --nesting;
+}
+
+TEST_P(Groups, NestedWaitsStayAsDeepAsTheTree) {
+  std::atomic<long> leaves{0};
+  max_nesting = 0;
+  pool().run([&] { group_tree(6, leaves); });  // 6^6 = 46,656 leaves, 55,987 tasks
+  EXPECT_EQ(leaves.load(), 46656);
+  // One worker: exactly the tree depth (7 levels). More workers: helping a wait by stealing may
+  // nest a few stolen subtrees, but never one frame per task.
+  if (GetParam() == 1) {
+    EXPECT_EQ(max_nesting.load(), 7);
+  }
+  EXPECT_LE(max_nesting.load(), 64) << "tasks nest with the number of tasks, not the tree depth";
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtime, Groups, plait_test::worker_counts, plait_test::workers_name);
 
 TEST(Groups, RunOutsideAWorkerThrows) {

@@ -26,12 +26,14 @@ namespace plait {
 class task_group;
 
 namespace detail {
-PLAIT_COLD void group_wait(Worker* w, std::atomic<std::int64_t>* pending) noexcept;
+// Runs this worker's own detached slots above `floor` (newest first) while the group has pending
+// children, then helps other workers until none is pending.
+PLAIT_COLD void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept;
 }  // namespace detail
 
 class task_group {
  public:
-  task_group() noexcept = default;
+  task_group() noexcept : creator_(detail::tl_worker), floor_(detail::tl_worker->head) {}
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
   // Waits for children still running (their closures may refer to the enclosing frame); an
@@ -43,6 +45,11 @@ class task_group {
   void run(F&& f) {
     detail::Worker* w = detail::tl_worker;
     if (PLAIT_UNLIKELY(w == &detail::no_worker)) detail::not_a_worker("plait::task_group::run");
+    // The group's slots on its creator's deque lie above floor_ (the head when the group was
+    // created, lowered if the frame popped below it since). wait() runs only those, never the
+    // slots of enclosing frames: running an outer sibling inside an inner wait nests frames
+    // without bound (stack depth would grow with the number of tasks, not the tree depth).
+    if (w == creator_ && w->head < floor_) floor_ = w->head;
     auto* c = new child<std::decay_t<F>>{this, std::forward<F>(f)};
     // relaxed: this increment is sequenced before the push that lets anyone run (and so
     // decrement for) the child, and all changes of pending_ are RMWs on one location, so the
@@ -86,6 +93,8 @@ class task_group {
   void record_error(std::exception_ptr e) noexcept;
 
   std::atomic<std::int64_t> pending_{0};
+  detail::Worker* creator_;  // the worker (or no_worker) that created the group; floor_ is its own
+  std::uint32_t floor_;      // written only on creator_, by run() and wait()
   std::atomic<bool> canceled_{false};
   std::atomic<bool> has_error_{false};
   std::exception_ptr error_;
