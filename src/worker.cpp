@@ -109,12 +109,14 @@ void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
 }
 
 void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept {
-  // 1. Children still on our own deque: run them here, newest first, while any is pending. Stop at
-  //    a joinable slot (a spawn handle of the enclosing frame, to be joined later), at the frame's
-  //    base, or at the group's floor: slots below it belong to enclosing frames, and running them
-  //    here would nest one frame per task (a stack overflow found by the floorplan kernel).
+  // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
+  //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
+  //    group's floor: slots below it belong to enclosing frames, and running them here would nest
+  //    one frame per task (a stack overflow found by the floorplan kernel). Every detached slot
+  //    above the floor is popped, also once no child is pending: stolen slots must leave the deque
+  //    before the frame joins the spawn handles below them.
   if (floor < w->base) floor = w->base;
-  while (w->head > floor && pending->load(std::memory_order_acquire) != 0) {
+  while (w->head > floor) {
     Slot& s = w->odq[w->head - 1];
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
