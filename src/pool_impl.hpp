@@ -45,7 +45,6 @@ class Pool {
   alignas(cache_line) std::atomic<std::uint32_t> events{0};
   alignas(cache_line) std::atomic<std::int32_t> sleepers{0};
   alignas(cache_line) std::atomic<bool> shutdown{false};
-  std::atomic<std::int32_t> active_roots{0};
 
   // Pauses a waiting or idle worker spins before yielding its core (see Backoff, idle.cpp):
   // long when every worker has a core of its own, short when the pool is oversubscribed.

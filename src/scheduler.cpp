@@ -101,7 +101,6 @@ void run_root(Pool* p, exec_fn exec, void* data) {
   Injected job;
   job.exec = exec;
   job.data = data;
-  p->active_roots.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lk(p->inj_mu);
     p->inj_q.push_back(&job);
@@ -119,7 +118,6 @@ void run_root(Pool* p, exec_fn exec, void* data) {
     // (on our stack) goes away.
     job.cv.wait(lk, [&] { return job.done.load(std::memory_order_acquire); });
   }
-  p->active_roots.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace plait::detail
