@@ -67,12 +67,15 @@ static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
 //     happen-before our load of req, which therefore sees the bit and takes it.
 // All of this is on the slow path only.
 static void settle(Worker* w, std::uint32_t protect) noexcept {
+  // A tracing worker keeps both limits at their "go slow" values (src/trace.cpp).
+  bool tr = tracing(w);
   for (;;) {
-    std::uint32_t want_push = w->allstolen ? 0 : w->capacity;
+    std::uint32_t want_push = w->allstolen || tr ? 0 : w->capacity;
+    std::uint32_t want_pop = tr ? pop_limit_requested : w->split;
     if (w->push_limit.load(std::memory_order_relaxed) != want_push)
       w->push_limit.exchange(want_push, std::memory_order_acq_rel);
-    if (w->pop_limit.load(std::memory_order_relaxed) != w->split)
-      w->pop_limit.exchange(w->split, std::memory_order_acq_rel);
+    if (w->pop_limit.load(std::memory_order_relaxed) != want_pop)
+      w->pop_limit.exchange(want_pop, std::memory_order_acq_rel);
     if (w->req.load(std::memory_order_relaxed) == 0) return;
     if ((w->req.exchange(0, std::memory_order_acq_rel) & req_steal) == 0) return;
     if (!publish_half(w, protect)) return;
@@ -89,6 +92,7 @@ bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
   Slot& s = w->odq[h];
   s.exec = exec;
   s.tagged = tagged;
+  if (tracing(w)) trace_on_push(w, s);  // before any publication below makes the slot shared
   w->head = h + 1;
   PLAIT_COUNT(w, spawns, 1);
   if (w->allstolen) {
@@ -107,12 +111,19 @@ bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
   return true;
 }
 
+// The owner took slot h back: `local`, or `traced` after recording the task's begin.
+static pop_result popped_local(Worker* w, std::uint32_t h) noexcept {
+  if (PLAIT_LIKELY(!tracing(w))) return pop_result::local;
+  trace_task_begin(w, w->odq[h].trace_id, w->odq[h].trace_label);
+  return pop_result::traced;
+}
+
 pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
   if (h >= w->split) {
-    // Slot h is private; we got here because a thief asked for work. Publish half of the private
-    // slots below h (never h itself: we are about to run it).
+    // Slot h is private; we got here because a thief asked for work (or the pool traces).
+    // Publish half of the private slots below h (never h itself: we are about to run it).
     settle(w, h);
-    return pop_result::local;
+    return popped_local(w, h);
   }
   // Slot h was shared. Invariant: h == split - 1 (LIFO), so it is the newest shared slot.
   if (!w->allstolen) {
@@ -135,7 +146,7 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
       if (w->ts.compare_exchange_weak(v, ts_pack(t, ns), std::memory_order_acq_rel, std::memory_order_relaxed)) {
         w->split = ns;
         settle(w, h);
-        return pop_result::local;
+        return popped_local(w, h);
       }
     }
   }
@@ -153,6 +164,24 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
   return pop_result::stolen;
 }
 
+// How many of the victim's `avail` shared tasks one steal takes (the pool's steal policy), capped
+// so that the extra tasks fit in half of the thief's free deque slots.
+static std::uint32_t steal_amount(const Worker* self, std::uint32_t avail) noexcept {
+  const Pool* p = self->pool;
+  std::uint32_t k;
+  switch (p->steal) {
+    case steal_policy::one: return 1;
+    case steal_policy::chunk: k = p->steal_k; break;
+    case steal_policy::half: k = (avail + 1) / 2; break;
+    case steal_policy::adaptive: k = avail >= 2 * p->n ? avail / p->n : 1; break;
+    default: return 1;
+  }
+  if (k > avail) k = avail;
+  std::uint32_t room = (self->capacity - self->head) / 2;
+  if (k > room) k = room;
+  return k < 1 ? 1 : k;
+}
+
 steal_result steal_one(Worker* self, Worker* v) noexcept {
   PLAIT_COUNT(self, steal_attempts, 1);
   // relaxed: only a hint; the CAS below re-validates and acquires.
@@ -161,25 +190,87 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   if (t >= s) {
     // Nothing shared: ask the owner to publish at its next spawn/join, unless a request (or an
     // all-stolen reset, which publishes anyway) is already pending. relaxed: a hint.
-    if (v->push_limit.load(std::memory_order_relaxed) != 0) request_work(v);
+    // (A tracing owner's push_limit is always 0, so there the pending request bit decides.)
+    if (v->push_limit.load(std::memory_order_relaxed) != 0 ||
+        (self->pool->trace_on && v->req.load(std::memory_order_relaxed) == 0))
+      request_work(v);
     PLAIT_COUNT(self, steal_failures, 1);
+    if (PLAIT_UNLIKELY(tracing(self))) trace_steal_failed(self, v);
     return steal_result::empty;
   }
+  std::uint32_t k = steal_amount(self, s - t);
   stress_point();
-  // acquire on success: synchronises with the owner's release that published slot t, so the
-  // reads of exec/data below see what push() wrote.
-  if (!v->ts.compare_exchange_strong(cur, ts_pack(t + 1, s), std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  // acquire on success: synchronises with the owner's release that published slots [t, t+k), so
+  // the reads of exec/data below see what push() wrote. Taking k slots is the same single-word
+  // CAS as taking one: the owner's take-back CAS (pop_slow) and other thieves' CASes on `ts` are
+  // totally ordered with it, so each slot goes to exactly one of them.
+  if (!v->ts.compare_exchange_strong(cur, ts_pack(t + k, s), std::memory_order_acq_rel, std::memory_order_relaxed)) {
     PLAIT_COUNT(self, steal_failures, 1);
+    if (PLAIT_UNLIKELY(tracing(self))) trace_steal_failed(self, v);
     return steal_result::contended;
   }
-  Slot& sl = v->dq[t];
-  exec_fn fn = sl.exec;
-  void* data = sl.data();
-  // release: our reads of the slot happen-before the owner reuses it (it acquires this mark).
-  sl.thief.store(self->index + 1, std::memory_order_release);
-  PLAIT_COUNT(self, steals, 1);
-  run_stolen(self, fn, data);
+  PLAIT_COUNT(self, steals, k);
+  PLAIT_COUNT(self, steal_chunks, 1);
+  end_idle(self);
+  if (k == 1) {
+    Slot& sl = v->dq[t];
+    exec_fn fn = sl.exec;
+    void* data = sl.data();
+    std::uint64_t id = sl.trace_id;
+    std::uint32_t label = sl.trace_label;
+    // release: our reads of the slot happen-before the owner reuses it (it acquires this mark).
+    sl.thief.store(self->index + 1, std::memory_order_release);
+    if (PLAIT_UNLIKELY(tracing(self))) {
+      trace_stolen(self, v, id);
+      run_stolen_traced(self, fn, data, id, label);
+    } else {
+      run_stolen(self, fn, data);
+    }
+    return steal_result::success;
+  }
+  run_chunk(self, v, t, k);
   return steal_result::success;
+}
+
+// Thief: run the k slots [t, t+k) just claimed from v, oldest first. The first runs at once; the
+// other k-1 go on our own deque as detached slots, pushed newest-first so that our pops take them
+// in their original order (t+1, t+2, ...: consecutive tasks stay together on this worker) while
+// other thieves, stealing from our oldest end, take the last ones (t+k-1, ...) first. They are
+// ordinary slots of ours from then on: published on request, stealable, run by drain_detached.
+PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uint32_t k) noexcept {
+  std::uint32_t saved = self->base;
+  // Our pops must not go below the slots we are about to push (they belong to this chunk's frame).
+  self->base = self->head;
+  exec_fn first_fn = v->dq[t].exec;
+  void* first_data = v->dq[t].data();
+  std::uint64_t first_id = v->dq[t].trace_id;
+  std::uint32_t first_label = v->dq[t].trace_label;
+  bool tr = tracing(self);
+  for (std::uint32_t i = k - 1; i >= 1; --i) {
+    Slot& sl = v->dq[t + i];
+    exec_fn fn = sl.exec;
+    std::uintptr_t tagged = (sl.tagged & ~std::uintptr_t{1}) | static_cast<std::uintptr_t>(slot_kind::detached);
+    if (tr) {  // the re-pushed slot keeps the task's id (and so its creator) and label
+      self->trace->forward_id = sl.trace_id;
+      self->trace->forward_label = sl.trace_label;
+      trace_stolen(self, v, sl.trace_id);
+    }
+    // release: our reads of this slot happen-before the owner reuses it (it acquires this mark).
+    sl.thief.store(self->index + 1, std::memory_order_release);
+    // steal_amount left room for k slots, so the push cannot fail for a full deque.
+    bool ok = push(self, fn, reinterpret_cast<void*>(tagged & ~std::uintptr_t{1}), slot_kind::detached);
+    if (PLAIT_UNLIKELY(!ok)) fn(reinterpret_cast<void*>(tagged & ~std::uintptr_t{1}), self);
+  }
+  // release: as above, for the first slot (read before the loop).
+  v->dq[t].thief.store(self->index + 1, std::memory_order_release);
+  if (tr) {
+    trace_stolen(self, v, first_id);
+    run_stolen_traced(self, first_fn, first_data, first_id, first_label);
+  } else {
+    run_stolen(self, first_fn, first_data);
+  }
+  drain_detached(self);
+  self->base = saved;
 }
 
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept {
@@ -192,6 +283,33 @@ void run_stolen(Worker* w, exec_fn exec, void* data) noexcept {
   w->base = saved;
 }
 
+void run_stolen_traced(Worker* w, exec_fn exec, void* data, std::uint64_t id, std::uint32_t label) noexcept {
+  std::uint32_t saved = w->base;
+  w->base = w->head;
+  trace_task_begin(w, id, label);
+  exec(data, w);
+  trace_task_end(w);
+  drain_detached(w);
+  w->base = saved;
+}
+
+void end_idle_slow(Worker* w) noexcept {
+  PLAIT_COUNT(w, idle_ns, now_ns() - w->idle_from_ns);
+  w->idle_from_ns = 0;
+  if (tracing(w)) trace_event(w, trace::ev::idle_end, 0, 0, 0);
+}
+
+void trace_stolen(Worker* self, Worker* v, std::uint64_t id) noexcept {
+  self->trace->in_fail_streak = false;
+  trace_event(self, trace::ev::steal, id, v->index, 0);
+}
+
+void trace_steal_failed(Worker* self, Worker* v) noexcept {
+  if (self->trace->in_fail_streak) return;
+  self->trace->in_fail_streak = true;
+  trace_event(self, trace::ev::steal_fail, 0, v->index, 0);
+}
+
 void drain_detached(Worker* w) noexcept {
   // A task may leave task_group children on our deque (it added them and returned without
   // waiting: the group's wait() runs elsewhere). Fork-join slots cannot be left: every handle is
@@ -200,7 +318,10 @@ void drain_detached(Worker* w) noexcept {
     Slot& s = w->odq[w->head - 1];
     exec_fn fn = s.exec;
     void* data = s.data();
-    if (pop(w) == pop_result::local) fn(data, w);
+    pop_result r = pop(w);
+    if (r == pop_result::stolen) continue;
+    fn(data, w);
+    if (r == pop_result::traced) trace_task_end(w);
   }
 }
 

@@ -4,7 +4,7 @@
 //   PLAIT_NUM_THREADS   workers, 1..1024 (else OMP_NUM_THREADS's first entry, else the CPU count)
 //   PLAIT_PIN           none | cores
 //   PLAIT_IDLE          sleep | spin
-//   PLAIT_STEAL         one
+//   PLAIT_STEAL         one | chunk:K (1..2^20) | half | adaptive
 //   PLAIT_STACK_SIZE    worker stack in bytes, suffix K/M/G allowed, 64K..64G
 #include "pool_impl.hpp"
 
@@ -100,10 +100,33 @@ pool_options pool_options::from_env(pool_options o) {
         bad("PLAIT_IDLE", s, "sleep, spin");
     }
   }
-  if (const char* v = std::getenv("PLAIT_STEAL")) {
-    std::string s = v;
-    if (s != "one") bad("PLAIT_STEAL", s, "one");
+  if (o.steal == steal_policy::one) {
+    if (const char* v = std::getenv("PLAIT_STEAL")) {
+      std::string s = v;
+      const char* accepted = "one, chunk:K (K in 1..1048576), half, adaptive";
+      if (s == "one") {
+        o.steal = steal_policy::one;
+      } else if (s == "half") {
+        o.steal = steal_policy::half;
+      } else if (s == "adaptive") {
+        o.steal = steal_policy::adaptive;
+      } else if (s.rfind("chunk:", 0) == 0) {
+        std::string k = s.substr(6);
+        char* end = nullptr;
+        errno = 0;
+        unsigned long long n = k.empty() || k[0] == '-' ? 0 : std::strtoull(k.c_str(), &end, 10);
+        if (k.empty() || errno != 0 || end == nullptr || *end != '\0' || n < 1 || n > (1u << 20))
+          bad("PLAIT_STEAL", s, accepted);
+        o.steal = steal_policy::chunk;
+        o.steal_chunk = static_cast<std::size_t>(n);
+      } else {
+        bad("PLAIT_STEAL", s, accepted);
+      }
+    }
   }
+  if (o.steal_chunk < 1 || o.steal_chunk > (std::size_t{1} << 20))
+    throw std::invalid_argument("plait: steal_chunk " + std::to_string(o.steal_chunk) +
+                                " is out of range; accepted: 1..1048576");
   if (o.stack_size == 0) {
     if (const char* v = std::getenv("PLAIT_STACK_SIZE"))
       o.stack_size = parse_size("PLAIT_STACK_SIZE", v);

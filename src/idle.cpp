@@ -68,7 +68,9 @@ static void sleep_once(Worker* w) noexcept {
   // Ask every busy owner to publish: its publish will wake us (see the essay).
   for (unsigned i = 0; i < p->n; ++i) {
     Worker* o = &p->workers[i];
-    if (o != w && o->push_limit.load(std::memory_order_relaxed) != 0) request_work(o);
+    if (o != w && (o->push_limit.load(std::memory_order_relaxed) != 0 ||
+                   (p->trace_on && o->req.load(std::memory_order_relaxed) == 0)))
+      request_work(o);
   }
   // acquire: nothing is read through it; it only has to be read before we announce ourselves.
   std::uint32_t ev = p->events.load(std::memory_order_acquire);
@@ -77,7 +79,9 @@ static void sleep_once(Worker* w) noexcept {
   stress_point();
   if (!work_visible(p)) {
     PLAIT_COUNT(w, sleeps, 1);
+    if (tracing(w)) trace_event(w, trace::ev::sleep, 0, 0, 0);
     futex_wait(&p->events, ev);
+    if (tracing(w)) trace_event(w, trace::ev::wake, 0, 0, 0);
   }
   p->sleepers.fetch_sub(1, std::memory_order_relaxed);
 }

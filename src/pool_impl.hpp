@@ -5,11 +5,14 @@
 
 #include <pthread.h>
 
+#include "trace_writer.hpp"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace plait::detail {
@@ -49,18 +52,33 @@ class Pool {
   // Pauses a waiting or idle worker spins before yielding its core (see Backoff, idle.cpp):
   // long when every worker has a core of its own, short when the pool is oversubscribed.
   unsigned spin_limit = 2048;
+
+  // Tracing (src/trace.cpp): on when trace_path is non-empty. Clock: TSC ticks, mapped to ns at
+  // write time from two (ticks, CLOCK_MONOTONIC) pairs.
+  std::string trace_path;
+  bool trace_on = false;  // read-only after start-up; thieves read it instead of a worker's line
+  std::uint64_t trace_tsc0 = 0, trace_mono0 = 0, trace_unix0 = 0;
+  std::mutex trace_mu;                     // the label table
+  std::vector<std::string> trace_labels;   // [0] == ""
+  std::vector<const char*> trace_label_keys;
+
+  // Chunked stealing (steal_amount in deque.cpp): the policy and, for steal_policy::chunk, k.
+  steal_policy steal = steal_policy::one;
+  std::uint32_t steal_k = 1;
 };
 
 // deque.cpp
+// Steals from `victim` as many tasks as the pool's steal policy says (one by default) and runs them.
 steal_result steal_one(Worker* self, Worker* victim) noexcept;
 void request_work(Worker* victim) noexcept;
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept;
+void run_chunk(Worker* self, Worker* victim, std::uint32_t tail, std::uint32_t k) noexcept;
 void drain_detached(Worker* w) noexcept;
 
 // idle.cpp
 struct IdleState {
   unsigned rounds = 0;
-  std::uint64_t since_ns = 0;
+  std::uint64_t since_ns = 0;     // start of the yield phase
   void reset() { rounds = 0; }
 };
 void idle_step(Worker* w, IdleState& st) noexcept;
@@ -72,6 +90,35 @@ std::uint64_t now_ns() noexcept;
 // worker.cpp
 void* worker_main(void* arg);
 bool find_work(Worker* w) noexcept;
+
+// trace.cpp. Every function is called only while w->trace != null (the pool traces).
+struct TraceBuf {
+  std::vector<trace::Event> ev;   // t_ns holds TSC ticks until the trace is written
+  std::vector<std::uint64_t> open; // ids of the tasks begun and not yet ended on this worker (nesting)
+  std::uint64_t seq = 0;           // tasks created here
+  std::uint64_t forward_id = 0;    // run_chunk: the id the next push carries instead of a new one
+  std::uint32_t forward_label = 0;
+  std::uint32_t next_label = 0;    // label_next_task: label of the next task created here
+  bool in_fail_streak = false;     // only the first of consecutive failed steals is recorded
+};
+PLAIT_INLINE bool tracing(const Worker* w) noexcept { return w->trace != nullptr; }
+void trace_init(Pool* p);                 // after the workers exist, before the threads start
+void trace_finish(Pool* p) noexcept;      // after the threads joined: write, free
+void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label) noexcept;
+std::uint64_t trace_new_id(Worker* w) noexcept;
+inline std::uint32_t trace_creator(std::uint64_t id) noexcept { return static_cast<std::uint32_t>(id >> 40) - 1; }
+void trace_task_begin(Worker* w, std::uint64_t id, std::uint32_t label) noexcept;
+void trace_on_push(Worker* w, Slot& s) noexcept;
+void run_stolen_traced(Worker* w, exec_fn exec, void* data, std::uint64_t id, std::uint32_t label) noexcept;
+void trace_stolen(Worker* self, Worker* victim, std::uint64_t id) noexcept;
+void trace_steal_failed(Worker* self, Worker* victim) noexcept;
+
+// A worker that was idle (in worker_main) got a task: credit the idle time, close the trace's idle
+// slice. Called before the task runs.
+PLAIT_COLD void end_idle_slow(Worker* w) noexcept;
+PLAIT_INLINE void end_idle(Worker* w) noexcept {
+  if (PLAIT_UNLIKELY(w->idle_from_ns != 0)) end_idle_slow(w);
+}
 
 // stress.cpp: PLAIT_STRESS=1 injects random yields at protocol points.
 extern bool g_stress;

@@ -26,6 +26,8 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     // waits for, so there it yields almost at once.
     spin_limit = n > cpus ? 16 : 2048;
   }
+  steal = opts.steal;
+  steal_k = static_cast<std::uint32_t>(opts.steal == steal_policy::chunk ? opts.steal_chunk : 1);
   std::size_t cap = opts.deque_capacity;
   if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
     throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
@@ -57,6 +59,27 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
 
+  // Tracing: the option, else PLAIT_TRACE (numbered from the second pool of the process on).
+  trace_path = opts.trace_path;
+  if (trace_path.empty()) {
+    if (const char* env = std::getenv("PLAIT_TRACE"); env != nullptr && *env != '\0') {
+      static std::atomic<unsigned> env_pools{0};
+      // relaxed: only makes the numbers distinct.
+      unsigned k = env_pools.fetch_add(1, std::memory_order_relaxed);
+      trace_path = env;
+      if (k > 0) {
+        auto dot = trace_path.rfind('.');
+        auto slash = trace_path.rfind('/');
+        std::string num = "." + std::to_string(k + 1);
+        if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+          trace_path.insert(dot, num);
+        else
+          trace_path += num;
+      }
+    }
+  }
+  trace_init(this);
+
   threads.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     pthread_attr_t attr;
@@ -74,6 +97,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
       shutdown.store(true, std::memory_order_release);
       wake_all(this);
       for (unsigned j = 0; j < i; ++j) pthread_join(threads[j], nullptr);
+      for (unsigned j = 0; j < n; ++j) delete workers[j].trace;
       for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq, bytes);
       delete[] workers;
       throw std::runtime_error("plait: cannot start worker thread " + std::to_string(i) + " (stack " +
@@ -87,6 +111,7 @@ Pool::~Pool() {
   shutdown.store(true, std::memory_order_release);
   wake_all(this);
   for (pthread_t t : threads) pthread_join(t, nullptr);
+  trace_finish(this);
   std::size_t bytes = std::size_t{workers[0].capacity} * sizeof(Slot);
   for (unsigned i = 0; i < n; ++i) munmap(workers[i].dq, bytes);
   delete[] workers;
@@ -137,7 +162,7 @@ std::vector<worker_counters> pool::counters() const {
     auto rd = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
     out[i] = worker_counters{rd(c.spawns),       rd(c.steals),   rd(c.steal_attempts), rd(c.steal_failures),
                              rd(c.leapfrogs),    rd(c.joins_stolen), rd(c.injected), rd(c.sleeps),
-                             rd(c.wakeups),      rd(c.publishes)};
+                             rd(c.wakeups),      rd(c.publishes), rd(c.steal_chunks), rd(c.idle_ns)};
   }
   return out;
 }
@@ -152,7 +177,7 @@ void pool::reset_counters() {
   for (unsigned i = 0; i < impl_->n; ++i) {
     auto& c = impl_->workers[i].ctr;
     for (auto* a : {&c.spawns, &c.steals, &c.steal_attempts, &c.steal_failures, &c.leapfrogs, &c.joins_stolen,
-                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes})
+                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes, &c.steal_chunks, &c.idle_ns})
       a->store(0, std::memory_order_relaxed);
   }
 }

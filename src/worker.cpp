@@ -42,7 +42,11 @@ static bool take_injected(Worker* w) noexcept {
     p->inj_count.fetch_sub(1, std::memory_order_relaxed);
   }
   PLAIT_COUNT(w, injected, 1);
-  run_stolen(w, job->exec, job->data);
+  end_idle(w);
+  if (tracing(w))
+    run_stolen_traced(w, job->exec, job->data, trace_new_id(w), 0);
+  else
+    run_stolen(w, job->exec, job->data);
   {
     std::lock_guard<std::mutex> lk(job->mu);
     // release: the root's result, written by exec above, is visible to the caller's acquire.
@@ -78,13 +82,20 @@ void* worker_main(void* arg) {
   IdleState idle;
   for (;;) {
     if (find_work(w)) {
+      // (end_idle ran when the task was taken, before it ran.)
       idle.reset();
       continue;
+    }
+    // The clock is read only on the transitions between busy and idle, never per task.
+    if (w->idle_from_ns == 0) {
+      w->idle_from_ns = now_ns();
+      if (tracing(w)) trace_event(w, trace::ev::idle_begin, 0, 0, 0);
     }
     // acquire: pairs with the release store in ~Pool; nothing else to read, but harmless.
     if (p->shutdown.load(std::memory_order_acquire)) break;
     idle_step(w, idle);
   }
+  end_idle(w);
   tl_worker = &no_worker;
   return nullptr;
 }
@@ -121,7 +132,10 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
     void* data = s.data();
-    if (pop(w) == pop_result::local) fn(data, w);
+    pop_result r = pop(w);
+    if (r == pop_result::stolen) continue;
+    fn(data, w);
+    if (r == pop_result::traced) trace_task_end(w);
   }
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
   Pool* p = w->pool;

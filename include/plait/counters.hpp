@@ -10,7 +10,8 @@ namespace plait {
 
 struct worker_counters {
   std::uint64_t spawns = 0;          // tasks pushed on this worker's deque (spawn, task_group::run)
-  std::uint64_t steals = 0;          // tasks this worker took from another worker and ran ("moved tasks")
+  std::uint64_t steals = 0;          // tasks this worker took from another worker's deque ("moved tasks";
+                                     // a chunk steal of k tasks counts k)
   std::uint64_t steal_attempts = 0;  // steal attempts, successful or not (leapfrogging included)
   std::uint64_t steal_failures = 0;  // attempts that found the victim empty or lost a race
   std::uint64_t leapfrogs = 0;       // of `steals`, those taken from a thief while joining its stolen task
@@ -19,6 +20,9 @@ struct worker_counters {
   std::uint64_t sleeps = 0;          // times this worker went to sleep while idle
   std::uint64_t wakeups = 0;         // wake-ups this worker sent to sleeping workers
   std::uint64_t publishes = 0;       // times the owner made private tasks stealable
+  std::uint64_t steal_chunks = 0;    // successful steal operations (each took >= 1 task; = steals with
+                                     // steal_policy::one)
+  std::uint64_t idle_ns = 0;         // time spent looking for work with none to run (outside tasks)
 
   worker_counters& operator+=(const worker_counters& o) {
     spawns += o.spawns;
@@ -31,6 +35,8 @@ struct worker_counters {
     sleeps += o.sleeps;
     wakeups += o.wakeups;
     publishes += o.publishes;
+    steal_chunks += o.steal_chunks;
+    idle_ns += o.idle_ns;
     return *this;
   }
 };

@@ -5,4 +5,5 @@
 #include <plait/counters.hpp>
 #include <plait/pool.hpp>
 #include <plait/spawn.hpp>
+#include <plait/parallel_for.hpp>
 #include <plait/task_group.hpp>

@@ -31,9 +31,17 @@ enum class pin_policy {
 };
 
 // How a thief takes work from a victim. Only `one` exists so far; chunked policies are planned.
+// How much a thief takes from a victim in one steal (PLAIT_STEAL=one|chunk:K|half|adaptive).
+// Every policy takes the oldest shared tasks, in order, with one CAS; the thief runs the first and
+// keeps the rest on its own deque in the same order (consecutive tasks stay together). See
+// docs/design.md, "Chunked stealing".
 enum class steal_policy {
-  one,  // the oldest shared task
+  one,       // the oldest shared task (default)
+  chunk,     // up to pool_options::steal_chunk tasks
+  half,      // half of the victim's shared tasks, rounded up
+  adaptive,  // a fair share (shared / workers) while the victim has >= 2 per worker, then one
 };
+#define PLAIT_HAS_STEAL_POLICIES 1
 
 struct pool_options {
   // 0: PLAIT_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the hardware's CPU count.
@@ -41,12 +49,18 @@ struct pool_options {
   pin_policy pin = pin_policy::none;
   idle_policy idle = idle_policy::sleep;
   steal_policy steal = steal_policy::one;
+  std::size_t steal_chunk = 8;  // tasks per steal for steal_policy::chunk (1 .. 2^20)
   // Worker thread stack size in bytes; 0 means PLAIT_STACK_SIZE or 1 GiB. Stacks are reserved, not
   // committed: only touched pages use memory. 1 GiB runs a chain of 10^6 nested spawn/join.
   std::size_t stack_size = 0;
   // Deque slots per worker (power of two); 0 means 2^21 (64 MiB reserved per worker, touched
   // lazily). A full deque runs further spawns inline.
   std::size_t deque_capacity = 0;
+  // Per-task tracing: a ".json" (Chrome trace events) or ".csv" (study 002) file written when the
+  // pool shuts down. Empty: PLAIT_TRACE if set (the second and later pools of a process that take
+  // it write NAME.2.EXT, NAME.3.EXT, ...), else off. An unwritable path prints one line and leaves
+  // tracing off; the program runs on. docs/tracing.md.
+  std::string trace_path = {};
 
   // Reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE / PLAIT_STEAL /
   // PLAIT_STACK_SIZE for every field left at its default. Throws std::invalid_argument with a
@@ -89,6 +103,12 @@ class pool {
   worker_counters total_counters() const;
   void reset_counters();  // only while no root is running
 
+  // Tracing (pool_options::trace_path). write_trace writes the events recorded so far to `path`
+  // (".json" or ".csv"); call it only while no root is running. Throws std::logic_error when the
+  // pool does not trace, std::runtime_error (one line) when the file cannot be written.
+  bool tracing() const noexcept;
+  void write_trace(const std::string& path) const;
+
   detail::Pool* impl() const noexcept { return impl_.get(); }
 
  private:
@@ -107,6 +127,10 @@ std::invoke_result_t<F&> run(F&& f) {
 }
 
 // Index of the calling worker in its pool, or -1 on a thread that is no worker.
+// Labels the next task (spawn or task_group::run) the calling worker creates, in the trace.
+// `label` must stay valid until the pool is destroyed (a string literal). No-op when not tracing.
+void label_next_task(const char* label) noexcept;
+
 inline int this_worker_index() noexcept {
   detail::Worker* w = detail::current_worker();
   return w ? static_cast<int>(w->index) : -1;

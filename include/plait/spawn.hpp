@@ -54,7 +54,8 @@ class [[nodiscard]] spawn_handle {
 #if PLAIT_CHECK_LIFO
     if (w->odq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
 #endif
-    if (PLAIT_LIKELY(detail::pop(w) == detail::pop_result::local)) {
+    detail::pop_result popped = detail::pop(w);
+    if (PLAIT_LIKELY(popped == detail::pop_result::local)) {
       // `joined` is stored after the call, so that the compiler, seeing that store right before
       // the destructor's test, can drop the test; the catch covers a throwing closure (the slot
       // is already popped, the destructor must not join again). No cost on the normal path.
@@ -73,6 +74,7 @@ class [[nodiscard]] spawn_handle {
         throw;
       }
     }
+    if (popped == detail::pop_result::traced) return join_traced(w);
     detail::wait_stolen(w, &outcome_);
     state_ = state::joined;
     return take();
@@ -117,6 +119,17 @@ class [[nodiscard]] spawn_handle {
     }
     // release: publishes the result (or exception) written above to the joiner's acquire load.
     self->outcome_.store(oc, std::memory_order_release);
+  }
+
+  // The pool is tracing: run inline as join() does, between the begin event (recorded by pop)
+  // and the end event.
+  PLAIT_COLD result_type join_traced(detail::Worker* w) {
+    struct end_guard {
+      detail::Worker* w;
+      ~end_guard() { detail::trace_task_end(w); }
+    } g{w};
+    state_ = state::joined;
+    return std::invoke(fn_);
   }
 
   PLAIT_COLD result_type join_rare() {

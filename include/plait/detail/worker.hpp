@@ -32,6 +32,7 @@ namespace plait::detail {
 
 struct Worker;
 class Pool;
+struct TraceBuf;
 
 // A stolen task is run through this pointer: exec(data, worker that runs it).
 using exec_fn = void (*)(void* data, Worker* w);
@@ -50,8 +51,10 @@ struct Slot {
   // data; until then the owner must not reuse the slot. The owner puts 0 back when it pops the
   // stolen slot, so every slot at or above head holds 0 and push() need not write it.
   std::atomic<std::uint32_t> thief;
-  std::uint32_t reserved32;
-  std::uint64_t reserved;  // keeps the slot at 32 bytes: two per cache line
+  // Written only while tracing (push_slow), read by whoever runs the slot; otherwise unused. They
+  // keep the slot at 32 bytes: two per cache line.
+  std::uint32_t trace_label;
+  std::uint64_t trace_id;
 
   void* data() const noexcept { return reinterpret_cast<void*>(tagged & ~std::uintptr_t{1}); }
   slot_kind kind() const noexcept { return static_cast<slot_kind>(tagged & 1); }
@@ -64,8 +67,10 @@ inline constexpr std::uint32_t req_steal = 1;  // a thief found nothing shared: 
 // Worker::pop_limit while a request is pending: no index reaches it, so every pop goes slow.
 inline constexpr std::uint32_t pop_limit_requested = 0xffffffffu;
 
-// What the owner learns when it takes its newest slot back.
-enum class pop_result { local, stolen };
+// What the owner learns when it takes its newest slot back. `traced`: ours, like local, but the
+// pool is tracing — the caller runs the task and then calls trace_task_end (the task_begin event
+// is already recorded). Only returned while tracing, so the fast path compares with `local` only.
+enum class pop_result { local, stolen, traced };
 // What a thief learns from one attempt.
 enum class steal_result { success, empty, contended };
 
@@ -85,7 +90,7 @@ inline constexpr std::uint32_t ts_split(std::uint64_t v) { return static_cast<st
 struct AtomicCounters {
   // Written by the owning worker only (relaxed load + store); read by anyone (relaxed).
   std::atomic<std::uint64_t> spawns{0}, steals{0}, steal_attempts{0}, steal_failures{0}, leapfrogs{0},
-      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0};
+      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0}, steal_chunks{0}, idle_ns{0};
 };
 
 struct Worker {
@@ -115,6 +120,8 @@ struct Worker {
   std::uint64_t rng = 0;
   unsigned last_victim = 0;
   unsigned last_thief = 0;  // pop_slow: the mark (index+1) of the thief of the slot just popped
+  TraceBuf* trace = nullptr;  // this worker's event buffer while the pool traces, else null
+  std::uint64_t idle_from_ns = 0;  // worker_main: when the current idle period began (0: busy)
 
   alignas(cache_line) AtomicCounters ctr;
 };
@@ -140,6 +147,8 @@ PLAIT_NOINLINE bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) no
 PLAIT_NOINLINE pop_result pop_slow(Worker* w, std::uint32_t h) noexcept;
 PLAIT_COLD [[noreturn]] void lifo_violation(Worker* w, std::uint32_t h, const void* expected);
 PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
+// Tracing (src/trace.cpp): closes the task whose begin pop_slow recorded (pop_result::traced).
+PLAIT_COLD void trace_task_end(Worker* w) noexcept;
 
 // Owner: push a slot. Returns false when the slot could not be pushed: the deque is full (the
 // caller then runs the task itself at once: a full deque degrades to serial execution, never

@@ -1,0 +1,47 @@
+// Trace files: the in-memory event model shared by the Plait runtime and the OMPT tool
+// (tools/ompt/), and the writer for the two file formats. Formats: docs/tracing.md.
+//
+// This file and trace_writer.cpp depend on nothing else in src/ (the OMPT tool compiles them too).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plait::trace {
+
+enum class ev : std::uint8_t { task_begin = 1, task_end, spawn, steal, steal_fail, idle_begin, idle_end, sleep, wake };
+
+struct Event {
+  std::uint64_t t_ns;   // ns since the trace's t = 0 (a monotonic clock), non-decreasing per worker
+  std::uint64_t task;   // task id, unique within the trace (0 = none); spawn: the new task's id; steal: the stolen task's id
+  std::uint32_t other;  // task_begin: the creating worker; steal / steal_fail: the victim worker; else 0
+  std::uint32_t label;  // task_begin/spawn: index into Trace::labels (0 = no label)
+  ev kind;
+};
+
+struct Trace {
+  std::string runtime;                      // "plait", "libomp"
+  std::string program;                      // argv[0] or similar, for the metadata
+  std::uint64_t t0_unix_ns = 0;             // wall clock at t = 0
+  std::vector<std::vector<Event>> workers;  // one event list per worker/thread, each in time order
+  std::vector<std::string> labels;          // labels[0] == ""
+};
+
+// Writes `t` to `path`; the format comes from the extension:
+//   ".csv"  study 002's table: timestamp_ns,executing_thread,task_id,creating_thread,start
+//           (start: 1 = task begins, 0 = task ends), a header line first, rows in time order;
+//   ".json" Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing): one track per worker,
+//           tasks and idle time as "X" slices, steals as flow arrows + instant events, metadata
+//           and counters in "otherData".
+// Anything else is an error. The file is written to a temporary file in the same directory and
+// renamed: a reader never sees a half-written trace. Returns false with a one-line *err on failure;
+// *err is the reason without the path (print it as "<path>: <err>").
+bool write_trace(const Trace& t, const std::string& path, std::string* err);
+
+// Early check used when tracing is switched on: the extension is known, the directory exists and
+// is writable, and `path` is not a directory. Returns false with a one-line *err otherwise (the
+// reason, without the path).
+bool check_trace_path(const std::string& path, std::string* err);
+
+}  // namespace plait::trace

@@ -1,0 +1,238 @@
+// Chunked stealing: every steal policy (one, chunk:k, half, adaptive) at 1/2/8/16 workers runs
+// every task exactly once — random spawn trees, flat task groups created by one task (the loop
+// pattern chunked stealing is for), and groups whose children spawn — and PLAIT_STEAL is parsed
+// strictly.
+#include "test_util.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using plait_test::RandomTree;
+using plait_test::TreeResult;
+
+struct Policy {
+  const char* name;
+  plait::steal_policy p;
+  std::size_t k;
+};
+const Policy policies[] = {{"one", plait::steal_policy::one, 1},
+                           {"chunk4", plait::steal_policy::chunk, 4},
+                           {"chunk64", plait::steal_policy::chunk, 64},
+                           {"half", plait::steal_policy::half, 1},
+                           {"adaptive", plait::steal_policy::adaptive, 1}};
+
+using Param = std::tuple<unsigned, int>;
+
+class Steal : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    const Policy& p = policies[std::get<1>(GetParam())];
+    plait::pool_options o{.num_workers = std::get<0>(GetParam())};
+    o.steal = p.p;
+    o.steal_chunk = p.k;
+    pool_ = std::make_unique<plait::pool>(o);
+  }
+  plait::pool& pool() { return *pool_; }
+  std::unique_ptr<plait::pool> pool_;
+};
+
+std::atomic<std::uint64_t> executed{0};
+
+TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
+TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
+  executed.fetch_add(1, std::memory_order_relaxed);
+  TreeResult r{1, t.payload(id)};
+  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
+  return {r.nodes + c.nodes, r.sum + c.sum};
+}
+TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
+  if (i == k) return {};
+  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
+  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
+  TreeResult mine = h.join();
+  return {rest.nodes + mine.nodes, rest.sum + mine.sum};
+}
+
+#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
+constexpr int trees = 150;
+constexpr int flat_n = 5000;
+#else
+constexpr int trees = 1500;
+constexpr int flat_n = 100000;
+#endif
+
+TEST_P(Steal, RandomSpawnTreesRunEveryTaskOnce) {
+  for (int s = 0; s < trees; ++s) {
+    RandomTree t{plait_test::mix(static_cast<std::uint64_t>(s) + 11), 4u + static_cast<unsigned>(s % 6),
+                 2u + static_cast<unsigned>(s % 4)};
+    TreeResult want = plait_test::serial_tree(t, 1, 0);
+    executed = 0;
+    TreeResult got = pool().run([&] { return spawn_tree(t, 1, 0); });
+    ASSERT_EQ(got, want) << "seed " << s;
+    ASSERT_EQ(executed.load(), want.nodes) << "seed " << s << ": a task ran twice or never";
+  }
+}
+
+TEST_P(Steal, FlatGroupFromOneCreatorRunsEveryTaskOnce) {
+  std::vector<std::atomic<std::uint8_t>> hits(flat_n);
+  pool().reset_counters();
+  for (int round = 0; round < 3; ++round) {
+    for (auto& h : hits) h.store(0, std::memory_order_relaxed);
+    pool().run([&] {
+      plait::task_group g;
+      for (int i = 0; i < flat_n; ++i)
+        g.run([&hits, i] {
+          // A little work so that thieves find a long deque to take chunks from.
+          volatile int x = 0;
+          for (int j = 0; j < 50; ++j) x = x + j;
+          hits[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+        });
+      g.wait();
+    });
+    for (int i = 0; i < flat_n; ++i)
+      ASSERT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << "task " << i << " round " << round;
+  }
+#if PLAIT_COUNTERS
+  auto c = pool().total_counters();
+  EXPECT_GE(c.steals, c.steal_chunks);  // every successful steal takes at least one task
+  if (policies[std::get<1>(GetParam())].p == plait::steal_policy::one) {
+    EXPECT_EQ(c.steals, c.steal_chunks);
+  }
+  EXPECT_LE(c.steals, c.spawns);
+#endif
+}
+
+TEST_P(Steal, ChunkedChildrenThatSpawnAndWait) {
+  // Stolen chunks of group children, each of which forks and joins and runs an inner group.
+  std::atomic<std::uint64_t> leaves{0};
+  auto fib = [](auto& self, int n) -> long {
+    if (n < 2) return n;
+    auto h = plait::spawn([&self, n] { return self(self, n - 1); });
+    long b = self(self, n - 2);
+    return h.join() + b;
+  };
+  constexpr int n = 2000;
+  std::vector<long> out(n);
+  pool().run([&] {
+    plait::task_group g;
+    for (int i = 0; i < n; ++i)
+      g.run([&, i] {
+        out[static_cast<std::size_t>(i)] = fib(fib, 10 + i % 5);
+        plait::task_group inner;
+        for (int j = 0; j < 3; ++j) inner.run([&] { leaves.fetch_add(1, std::memory_order_relaxed); });
+        inner.wait();
+      });
+    g.wait();
+  });
+  const long f[] = {55, 89, 144, 233, 377};
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], f[i % 5]) << i;
+  EXPECT_EQ(leaves.load(), 3u * n);
+}
+
+TEST_P(Steal, ExceptionsFromStolenChunksReachTheGroup) {
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> ran{0};
+    bool caught = false;
+    pool().run([&] {
+      plait::task_group g;
+      for (int i = 0; i < 2000; ++i)
+        g.run([&, i] {
+          ran.fetch_add(1, std::memory_order_relaxed);
+          if (i == 1500) throw std::runtime_error("boom");
+        });
+      try {
+        g.wait();
+      } catch (const std::runtime_error& e) {
+        caught = std::string(e.what()) == "boom";
+      }
+    });
+    ASSERT_TRUE(caught) << "round " << round;
+    ASSERT_GE(ran.load(), 1);
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return "w" + std::to_string(std::get<0>(info.param)) + "_" + policies[std::get<1>(info.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Steal, ::testing::Combine(plait_test::worker_counts, ::testing::Range(0, 5)),
+                         param_name);
+
+// ---- PLAIT_STEAL ------------------------------------------------------------------------------
+
+struct EnvGuard {
+  std::string name, old;
+  bool had;
+  EnvGuard(const char* n, const char* v) : name(n) {
+    const char* o = std::getenv(n);
+    had = o != nullptr;
+    if (had) old = o;
+    if (v)
+      setenv(n, v, 1);
+    else
+      unsetenv(n);
+  }
+  ~EnvGuard() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+TEST(StealEnv, AcceptedValues) {
+  {
+    EnvGuard g("PLAIT_STEAL", "half");
+    EXPECT_EQ(plait::pool_options::from_env().steal, plait::steal_policy::half);
+  }
+  {
+    EnvGuard g("PLAIT_STEAL", "adaptive");
+    EXPECT_EQ(plait::pool_options::from_env().steal, plait::steal_policy::adaptive);
+  }
+  {
+    EnvGuard g("PLAIT_STEAL", "chunk:16");
+    auto o = plait::pool_options::from_env();
+    EXPECT_EQ(o.steal, plait::steal_policy::chunk);
+    EXPECT_EQ(o.steal_chunk, 16u);
+  }
+  {
+    EnvGuard g("PLAIT_STEAL", "one");
+    EXPECT_EQ(plait::pool_options::from_env().steal, plait::steal_policy::one);
+  }
+  {
+    // An explicit option wins over the environment.
+    EnvGuard g("PLAIT_STEAL", "half");
+    plait::pool_options base;
+    base.steal = plait::steal_policy::adaptive;
+    EXPECT_EQ(plait::pool_options::from_env(base).steal, plait::steal_policy::adaptive);
+  }
+}
+
+TEST(StealEnv, BadValuesAreRefusedWithTheAcceptedOnes) {
+  for (const char* bad : {"chunk:0", "chunk:", "chunk:-3", "chunk:x", "chunk:2000000", "halves", "", "ONE"}) {
+    EnvGuard g("PLAIT_STEAL", bad);
+    try {
+      (void)plait::pool_options::from_env();
+      ADD_FAILURE() << "PLAIT_STEAL='" << bad << "' was accepted";
+    } catch (const std::invalid_argument& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("PLAIT_STEAL='" + std::string(bad) + "'"), std::string::npos) << m;
+      EXPECT_NE(m.find("one, chunk:K (K in 1..1048576), half, adaptive"), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(StealEnv, BadChunkOptionIsRefused) {
+  plait::pool_options o;
+  o.steal = plait::steal_policy::chunk;
+  o.steal_chunk = 0;
+  EXPECT_THROW(plait::pool p(o), std::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,222 @@
+// Tracing: a traced pool runs random task trees (spawn and task_group) at 1, 2 and 8 workers and
+// every steal policy; the CSV it writes is checked: every begin has its end on the same worker
+// (properly nested), timestamps never go back per worker, every task id begins exactly once, and
+// the task count equals the spawns plus the roots. The JSON is checked for its shape (the Python
+// tests parse it fully), an unwritable path is reported and the program runs on, and tracing off
+// leaves no file.
+#include "test_util.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using plait_test::RandomTree;
+using plait_test::TreeResult;
+
+TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
+TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
+  TreeResult r{1, t.payload(id)};
+  if (depth == 2) {
+    // A task_group level too: detached children, also stealable in chunks.
+    plait::task_group g;
+    std::atomic<std::uint64_t> nodes{0}, sum{0};
+    unsigned k = t.children(id, depth);
+    for (unsigned i = 0; i < k; ++i)
+      g.run([&, i] {
+        TreeResult c = spawn_tree(t, RandomTree::child_id(id, i), depth + 1);
+        nodes += c.nodes;
+        sum += c.sum;
+      });
+    g.wait();
+    return {r.nodes + nodes.load(), r.sum + sum.load()};
+  }
+  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
+  return {r.nodes + c.nodes, r.sum + c.sum};
+}
+TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
+  if (i == k) return {};
+  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
+  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
+  TreeResult mine = h.join();
+  return {rest.nodes + mine.nodes, rest.sum + mine.sum};
+}
+
+std::string temp_path(const std::string& ext) {
+  static std::atomic<int> n{0};
+  return ::testing::TempDir() + "plait_trace_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ext;
+}
+
+struct Row {
+  std::uint64_t t, worker, task, creator;
+  int start;
+};
+
+std::vector<Row> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<Row> rows;
+  EXPECT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "timestamp_ns,executing_thread,task_id,creating_thread,start");
+  while (std::getline(in, line)) {
+    Row r{};
+    char c1, c2, c3, c4;
+    std::istringstream ss(line);
+    ss >> r.t >> c1 >> r.worker >> c2 >> r.task >> c3 >> r.creator >> c4 >> r.start;
+    EXPECT_FALSE(ss.fail()) << line;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+const plait::steal_policy policies[] = {plait::steal_policy::one, plait::steal_policy::half};
+
+class Trace : public ::testing::TestWithParam<std::tuple<unsigned, int>> {};
+
+TEST_P(Trace, CsvIsWellFormedForRandomTrees) {
+  const unsigned workers = std::get<0>(GetParam());
+  std::string path = temp_path(".csv");
+  std::uint64_t nodes = 0, spawns = 0;
+  const int roots = 30;
+  {
+    plait::pool_options o{.num_workers = workers};
+    o.steal = policies[std::get<1>(GetParam())];
+    o.trace_path = path;
+    plait::pool p(o);
+    ASSERT_TRUE(p.tracing());
+    for (int s = 0; s < roots; ++s) {
+      RandomTree t{plait_test::mix(static_cast<std::uint64_t>(s) + 5), 6, 4};
+      TreeResult want = plait_test::serial_tree(t, 1, 0);
+      TreeResult got = p.run([&] { return spawn_tree(t, 1, 0); });
+      ASSERT_EQ(got, want);
+      nodes += want.nodes;
+    }
+    spawns = p.total_counters().spawns;
+  }
+  std::vector<Row> rows = read_csv(path);
+  std::map<std::uint64_t, std::vector<std::uint64_t>> open;  // per worker: stack of open tasks
+  std::map<std::uint64_t, std::uint64_t> last_t;
+  std::set<std::uint64_t> begun;
+  std::uint64_t begins = 0;
+  for (const Row& r : rows) {
+    ASSERT_LT(r.worker, workers);
+    ASSERT_LT(r.creator, workers);
+    ASSERT_GE(r.t, last_t[r.worker]) << "time went back on worker " << r.worker;
+    last_t[r.worker] = r.t;
+    if (r.start == 1) {
+      ASSERT_TRUE(begun.insert(r.task).second) << "task " << r.task << " began twice";
+      open[r.worker].push_back(r.task);
+      ++begins;
+    } else {
+      ASSERT_EQ(r.start, 0);
+      ASSERT_FALSE(open[r.worker].empty()) << "end without begin";
+      ASSERT_EQ(open[r.worker].back(), r.task) << "begin/end not nested on worker " << r.worker;
+      open[r.worker].pop_back();
+    }
+  }
+  for (auto& [w, st] : open) EXPECT_TRUE(st.empty()) << "worker " << w << " has tasks that never ended";
+  // Every tree node is a task (spawned or a group child) and every root is one.
+  EXPECT_EQ(begins, nodes);
+#if PLAIT_COUNTERS
+  if (policies[std::get<1>(GetParam())] == plait::steal_policy::one) {
+    EXPECT_EQ(begins, spawns + roots);
+  }
+#else
+  (void)spawns;
+#endif
+  std::remove(path.c_str());
+}
+
+TEST_P(Trace, JsonHasOneSlicePerTask) {
+  std::string path = temp_path(".json");
+  {
+    plait::pool_options o{.num_workers = std::get<0>(GetParam())};
+    o.steal = policies[std::get<1>(GetParam())];
+    o.trace_path = path;
+    plait::pool p(o);
+    p.run([] {
+      plait::task_group g;
+      for (int i = 0; i < 100; ++i) {
+        plait::label_next_task("leaf");
+        g.run([] {});
+      }
+      g.wait();
+    });
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string js = ss.str();
+  ASSERT_FALSE(js.empty());
+  EXPECT_EQ(js.front(), '{');
+  EXPECT_NE(js.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(js.find("\"leaf\""), std::string::npos);  // the label made it into the file
+  std::size_t slices = 0;
+  for (std::size_t at = 0; (at = js.find("\"cat\":\"task\"", at)) != std::string::npos; ++at) ++slices;
+  EXPECT_EQ(slices, 101u);  // 100 children + the root
+  std::remove(path.c_str());
+}
+
+std::string name(const ::testing::TestParamInfo<std::tuple<unsigned, int>>& info) {
+  return "w" + std::to_string(std::get<0>(info.param)) + (std::get<1>(info.param) ? "_half" : "_one");
+}
+INSTANTIATE_TEST_SUITE_P(Runtime, Trace, ::testing::Combine(::testing::Values(1u, 2u, 8u), ::testing::Range(0, 2)),
+                         name);
+
+TEST(TraceApi, UnwritablePathIsReportedAndTheProgramRunsOn) {
+  ::testing::internal::CaptureStderr();
+  plait::pool_options o{.num_workers = 2};
+  o.trace_path = "/nonexistent-dir/trace.json";
+  {
+    plait::pool p(o);
+    EXPECT_FALSE(p.tracing());
+    EXPECT_EQ(p.run([] { return 42; }), 42);
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("plait: cannot write trace /nonexistent-dir/trace.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("tracing is off"), std::string::npos) << err;
+}
+
+TEST(TraceApi, UnknownExtensionIsReported) {
+  ::testing::internal::CaptureStderr();
+  plait::pool_options o{.num_workers = 1};
+  o.trace_path = temp_path(".txt");
+  {
+    plait::pool p(o);
+    EXPECT_FALSE(p.tracing());
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(".csv"), std::string::npos) << err;
+}
+
+TEST(TraceApi, WriteOnDemandAndNotTracingIsALogicError) {
+  plait::pool_options o{.num_workers = 2};
+  std::string path = temp_path(".csv"), now = temp_path(".csv");
+  o.trace_path = path;
+  {
+    plait::pool p(o);
+    p.run([] {
+      auto h = plait::spawn([] { return 1; });
+      return h.join();
+    });
+    p.write_trace(now);
+    EXPECT_THROW(p.write_trace("/nonexistent-dir/x.csv"), std::runtime_error);
+  }
+  EXPECT_EQ(read_csv(now).size(), 4u);  // root and child, begin and end
+  std::remove(path.c_str());
+  std::remove(now.c_str());
+  plait::pool q(plait::pool_options{.num_workers = 1});
+  EXPECT_FALSE(q.tracing());
+  EXPECT_THROW(q.write_trace(now), std::logic_error);
+}
+
+}  // namespace
