@@ -93,6 +93,9 @@ bool find_work(Worker* w) noexcept;
 
 // trace.cpp. Every function is called only while w->trace != null (the pool traces).
 struct TraceBuf {
+  // Held by the owner while it appends, and by pool::write_trace while it copies: an on-demand
+  // write may run while idle workers still record idle/sleep events. Uncontended but for that.
+  std::atomic<bool> busy{false};
   std::vector<trace::Event> ev;   // t_ns holds TSC ticks until the trace is written
   std::vector<std::uint64_t> open; // ids of the tasks begun and not yet ended on this worker (nesting)
   std::uint64_t seq = 0;           // tasks created here

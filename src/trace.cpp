@@ -71,11 +71,16 @@ void trace_init(Pool* p) {
 }
 
 void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label) noexcept {
+  TraceBuf* b = w->trace;
+  // acquire: pairs with the release below and in write_out; a writer copying the buffer holds it.
+  while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
   try {
-    w->trace->ev.push_back(trace::Event{trace_ticks(), task, other, label, k});
+    b->ev.push_back(trace::Event{trace_ticks(), task, other, label, k});
   } catch (...) {
     // Out of memory: drop the event rather than the program.
   }
+  // release: our append happens-before the next holder's reads.
+  b->busy.store(false, std::memory_order_release);
 }
 
 std::uint64_t trace_new_id(Worker* w) noexcept {
@@ -138,17 +143,24 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
   }
   t.workers.resize(p->n);
   for (unsigned i = 0; i < p->n; ++i) {
-    const TraceBuf* b = p->workers[i].trace;
+    TraceBuf* b = p->workers[i].trace;
     auto& out = t.workers[i];
-    out.reserve(b->ev.size());
+    // acquire/release: see trace_event. Copy under the flag, convert outside it.
+    while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
+    try {
+      out = b->ev;
+    } catch (...) {
+      b->busy.store(false, std::memory_order_release);
+      throw;
+    }
+    b->busy.store(false, std::memory_order_release);
     std::uint64_t last = 0;
-    for (trace::Event e : b->ev) {
+    for (trace::Event& e : out) {
       std::uint64_t dt = e.t_ns > p->trace_tsc0 ? e.t_ns - p->trace_tsc0 : 0;
       std::uint64_t ns = static_cast<std::uint64_t>(static_cast<double>(dt) * ns_per_tick);
       if (ns < last) ns = last;  // per-worker monotonic even if the TSC wobbles across CPUs
       last = ns;
       e.t_ns = ns;
-      out.push_back(e);
     }
   }
   *ok = trace::write_trace(t, path, err);

@@ -46,8 +46,12 @@ inline std::uint64_t tasks(long long n, long long cutoff) {
   return t_prev1;
 }
 
-// Plain recursion used below the cut-off (and by the serial build).
-inline long long serial_fib(long long n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
+// Plain recursion used below the cut-off (and by the serial build). Defined once, out of line, in
+// common_serial.cpp and linked into every runtime's binary, so that every runtime runs the very
+// same machine code below the cut-off (an inline version was compiled differently per binary and
+// made the coarse one-thread "overhead" vary by +-15 % for reasons that had nothing to do with
+// the runtimes).
+long long serial_fib(long long n);
 
 inline void check(plait_bench::Record& rec, const Options& o, long long got) {
   long long want = reference(o.n);

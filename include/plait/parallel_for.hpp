@@ -140,17 +140,25 @@ PLAIT_INLINE bool work_requested(const Worker* w) noexcept {
 
 // What every loop shares: the first exception, and cancellation of chunks not yet started.
 struct loop_errors {
-  std::atomic<bool> failed{false};
+  // 0: no error; 1: the first error is being stored; 2: `error` is set.
+  std::atomic<int> state{0};
   std::exception_ptr error;
   void record(std::exception_ptr e) noexcept {
-    bool expected = false;
-    // acq_rel: one winner; its store of `error` is published by the join/wait that follows
-    // (spawn_handle outcome or the task counter's acq_rel decrement).
-    if (failed.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) error = std::move(e);
+    int expected = 0;
+    // acq_rel: exactly one winner moves 0 -> 1 and then stores `error`.
+    if (state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      error = std::move(e);
+      // release: `error` is visible to whoever reads state == 2 (acquire) — also a subtree of a
+      // recursive loop that rethrows while other tasks still run.
+      state.store(2, std::memory_order_release);
+    }
   }
-  bool canceled() const noexcept { return failed.load(std::memory_order_relaxed); }
+  bool canceled() const noexcept { return state.load(std::memory_order_relaxed) != 0; }
   void rethrow() {
-    if (failed.load(std::memory_order_acquire)) std::rethrow_exception(error);
+    int s = state.load(std::memory_order_acquire);
+    if (s == 0) return;
+    while (s != 2) s = state.load(std::memory_order_acquire);  // the winner is between its two stores
+    std::rethrow_exception(error);
   }
 };
 
