@@ -207,6 +207,9 @@ def report(ctx, study, session, out_dir) -> None:
     overhead. For the kernel suite (studies bots, bots-ci, microbench: study 001): Table 1 (inlined
     spawn/join and 2-core steal cost, ns and cycles), Table 4 (one-thread overhead over serial), a
     speedup-vs-threads figure per kernel (coarse and fine cut-off) and the issue-6 targets table.
+    For the loop benchmarks (studies loops, loops-ci, flatloop: study 002): time vs grain per variant,
+    runtime and steal policy, break-even grain, run-to-run variance, task affinity, adaptive vs the
+    best hand-tuned grain, and the flatloop efficiency target table (docs/loops.md).
     Medians with min-max bars; failed runs are drawn and listed, never dropped.
     """
     from .report import write_report
@@ -373,6 +376,11 @@ def instr(ctx, kernels, build, params) -> None:
             prog.advance(task)
     if bad:
         sys.exit(EXIT_FAILED_RUNS)
+
+
+from .trace import trace_cli  # noqa: E402  (plait-bench trace view|summary|check)
+
+main.add_command(trace_cli)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Figures (medians with min–max bars; failed runs drawn as red crosses, never dr
   fig4_speedup_threads.png    speedup vs threads at the coarsest granularity     (Fig 4)
   fig5_moved_rate.png         moved tasks per thread per second vs granularity, log-log (Fig 5)
   fib_overhead.png            fib: ns per task vs threads (spawn overhead), when the study has fib
+  loops_*.png                 study 002 (mandel, flatloop): time vs grain, variance, affinity (see loops.py)
 Tables: 1 (time per SHA-1 op and per task), 2 (instructions per op and per task), 3 (Pearson r).
 """
 
@@ -408,11 +409,19 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
         md += smd
         written += sfiles
 
+    # ---------------- study 002: loop-to-task conversions ----------------
+    from .loops import LOOP_KERNELS, has_loops, loops_section
+
+    if has_loops(ds):
+        lmd, lfiles = loops_section(ds, out_dir, caption)
+        md += lmd
+        written += lfiles
+
     # ---------------- other kernels ----------------
-    if any(k not in ("uts", "fib") for k in ds.kernels()):
+    if any(k not in ("uts", "fib", *LOOP_KERNELS) for k in ds.kernels()):
         md.append("\n## All configurations of the other kernels\n")
     for k in ds.kernels():
-        if k in ("uts", "fib"):
+        if k in ("uts", "fib", *LOOP_KERNELS):
             continue
         md.append(f"\n### {k}\n")
         rows = []
