@@ -7,6 +7,7 @@ Figures (medians with min–max bars; failed runs drawn as red crosses, never dr
   fig5_moved_rate.png         moved tasks per thread per second vs granularity, log-log (Fig 5)
   fib_overhead.png            fib: ns per task vs threads (spawn overhead), when the study has fib
   loops_*.png                 study 002 (mandel, flatloop): time vs grain, variance, affinity (see loops.py)
+  amr_fig2_p*.png             study 003 (amr): variants normalised to each runtime's loop variant (see amr.py)
 Tables: 1 (time per SHA-1 op and per task), 2 (instructions per op and per task), 3 (Pearson r).
 """
 
@@ -417,11 +418,19 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
         md += lmd
         written += lfiles
 
+    # ---------------- study 003: miniAMR proxy ----------------
+    from .amr import AMR_KERNELS, amr_section, has_amr
+
+    if has_amr(ds):
+        amd, afiles = amr_section(ds, out_dir, caption)
+        md += amd
+        written += afiles
+
     # ---------------- other kernels ----------------
-    if any(k not in ("uts", "fib", *LOOP_KERNELS) for k in ds.kernels()):
+    if any(k not in ("uts", "fib", *LOOP_KERNELS, *AMR_KERNELS) for k in ds.kernels()):
         md.append("\n## All configurations of the other kernels\n")
     for k in ds.kernels():
-        if k in ("uts", "fib", *LOOP_KERNELS):
+        if k in ("uts", "fib", *LOOP_KERNELS, *AMR_KERNELS):
             continue
         md.append(f"\n### {k}\n")
         rows = []
