@@ -3,6 +3,7 @@
 
 #include <plait/config.hpp>
 #include <plait/counters.hpp>
+#include <plait/dataflow.hpp>
 #include <plait/pool.hpp>
 #include <plait/spawn.hpp>
 #include <plait/parallel_for.hpp>

@@ -1,0 +1,144 @@
+// miniAMR proxy on Plait: the four variants of study 003 Table 1.
+//   loop      plait::parallel_for over the blocks with static_partition() per phase
+//   loop-dyn  the communication loop with dynamic_partition(dyn_chunk), the rest as loop
+//   task-1    a plait::dataflow_group per timestep: a task per face exchange with inout accesses
+//             on the group's variables of both blocks, a stencil task per block (inout); at a
+//             checksum stage wait(), then plait::parallel_reduce per variable (deterministic)
+//   task-2    as task-1, but a checksum task per block (in access) and no wait before them
+// Refinement runs serially between timesteps inside the root task, as in the reference.
+#include <plait/dataflow.hpp>
+#include <plait/parallel_for.hpp>
+#include <plait/plait.hpp>
+
+#include <memory>
+
+#include "amr/common.hpp"
+
+namespace {
+
+std::unique_ptr<plait::pool> g_pool;
+plait::worker_counters g_base{};
+unsigned long long g_tasks = 0;
+
+void run_loop(amr::Sim& sim, bool dyn) {
+  amr::Mesh& m = sim.mesh();
+  const amr::Options& o = sim.opt();
+  const plait::partitioner comm = dyn ? plait::dynamic_partition(o.dyn_chunk) : plait::static_partition();
+  for (long long ts = 0; ts < o.num_tsteps; ++ts) {
+    for (long long st = 0; st < o.stages_per_ts; ++st) {
+      const long long stage = ts * o.stages_per_ts + st;
+      for (int grp = 0; grp < sim.groups(); ++grp) {
+        const auto nb = static_cast<std::int64_t>(m.active().size());
+        plait::parallel_for(0, nb, [&](std::int64_t bi) { sim.comm_block(static_cast<int>(bi), grp); }, comm);
+        plait::parallel_for(
+            0, nb, [&](std::int64_t bi) { sim.stencil_block(m.active()[static_cast<std::size_t>(bi)], grp); },
+            plait::static_partition());
+        if (sim.checksum_stage(stage)) {
+          const int v0 = sim.gbegin(grp), v1 = sim.gend(grp);
+          plait::parallel_for(0, nb, [&](std::int64_t bi) { sim.block_sums(static_cast<int>(bi), v0, v1); },
+                              plait::static_partition());
+          for (int v = v0; v < v1; ++v) sim.validate(stage, v, sim.ordered_sum(v));
+        }
+      }
+    }
+    sim.end_timestep(ts);
+  }
+}
+
+void run_tasks(amr::Sim& sim, bool task2) {
+  amr::Mesh& m = sim.mesh();
+  const amr::Options& o = sim.opt();
+  const long long bsize = m.geom().bsize;
+  unsigned long long tasks = 0;
+  for (long long ts = 0; ts < o.num_tsteps; ++ts) {
+    {
+      plait::dataflow_group g;
+      const int nb = static_cast<int>(m.active().size());
+      for (long long st = 0; st < o.stages_per_ts; ++st) {
+        const long long stage = ts * o.stages_per_ts + st;
+        for (int grp = 0; grp < sim.groups(); ++grp) {
+          const int v0 = sim.gbegin(grp), v1 = sim.gend(grp);
+          const auto len = static_cast<std::size_t>((v1 - v0) * bsize);
+          for (const amr::Op& op : m.ops()) {
+            const double* pa = m.block_data(op.a) + v0 * bsize;
+            const double* pb = m.block_data(op.b) + v0 * bsize;
+            const amr::Op* opp = &op;
+            if (op.a == op.b)
+              g.run({plait::inout(pa, len)}, [&m, opp, v0, v1] { m.apply(*opp, v0, v1); });
+            else
+              g.run({plait::inout(pa, len), plait::inout(pb, len)}, [&m, opp, v0, v1] { m.apply(*opp, v0, v1); });
+            ++tasks;
+          }
+          for (int slot : m.active()) {
+            const double* pa = m.block_data(slot) + v0 * bsize;
+            g.run({plait::inout(pa, len)}, [&sim, slot, grp] { sim.stencil_block(slot, grp); });
+            ++tasks;
+          }
+          if (!sim.checksum_stage(stage)) continue;
+          if (!task2) {
+            g.wait();
+            for (int v = v0; v < v1; ++v) {
+              double s = plait::parallel_reduce(
+                  std::int64_t{0}, static_cast<std::int64_t>(nb), 0.0,
+                  [&](std::int64_t lo, std::int64_t hi, double acc) {
+                    for (std::int64_t bi = lo; bi < hi; ++bi)
+                      acc += amr::interior_sum(m.geom(), m.var(m.active()[static_cast<std::size_t>(bi)], v));
+                    return acc;
+                  },
+                  [](double a, double b) { return a + b; }, plait::adaptive_partition(),
+                  plait::reduce_mode::deterministic);
+              sim.validate(stage, v, s);
+            }
+          } else {
+            for (int bi = 0; bi < nb; ++bi) {
+              const double* pa = m.block_data(m.active()[static_cast<std::size_t>(bi)]) + v0 * bsize;
+              g.run({plait::in(pa, len)}, [&sim, bi, v0, v1] { sim.block_sums(bi, v0, v1); });
+              ++tasks;
+            }
+            g.wait();
+            for (int v = v0; v < v1; ++v) sim.validate(stage, v, sim.ordered_sum(v));
+          }
+        }
+      }
+      g.wait();
+    }
+    sim.end_timestep(ts);
+  }
+  g_tasks = tasks;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  amr::Runtime rt;
+  rt.setup = [](long long threads) {
+    plait::pool_options po{};
+    po.num_workers = static_cast<decltype(po.num_workers)>(threads);
+    g_pool = std::make_unique<plait::pool>(po);
+  };
+  rt.reset_stats = [] {
+    g_base = g_pool->total_counters();
+    g_tasks = 0;
+  };
+  rt.run = [](amr::Sim& sim, amr::Variant v) {
+    g_pool->run([&] {
+      switch (v) {
+        case amr::Variant::loop: run_loop(sim, false); break;
+        case amr::Variant::loop_dyn: run_loop(sim, true); break;
+        case amr::Variant::task1: run_tasks(sim, false); break;
+        case amr::Variant::task2: run_tasks(sim, true); break;
+      }
+    });
+  };
+  rt.stats = [](plait_bench::Record& rec) {
+    plait::worker_counters c = g_pool->total_counters();
+    rec.stat("tasks", g_tasks);
+    rec.stat("spawns", static_cast<unsigned long long>(c.spawns - g_base.spawns));
+    rec.stat("steals", static_cast<unsigned long long>(c.steals - g_base.steals));
+    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals - g_base.steals));
+    rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts - g_base.steal_attempts));
+  };
+  int rc = amr::main_for(argc, argv, rt);
+  g_pool.reset();
+  return rc;
+}

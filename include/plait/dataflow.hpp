@@ -1,0 +1,213 @@
+// plait::dataflow_group — sibling tasks ordered by the data they declare they touch (OpenMP 5.x
+// `depend` semantics among the tasks of one group).
+//
+//   plait::dataflow_group g;
+//   double a = 0, b = 0, c = 0;
+//   g.run({plait::out(a)}, [&] { a = 1; });
+//   g.run({plait::out(b)}, [&] { b = 2; });                      // may run at the same time as the first
+//   g.run({plait::in(a), plait::in(b), plait::out(c)}, [&] { c = a + b; });  // after both
+//   g.wait();
+//
+// A task waits for every earlier task (in the order of run() calls) whose declared access conflicts
+// with one of its own:
+//   in              after the last out/inout (or after every member of the last inoutset /
+//                   mutexinoutset set); readers run concurrently with each other.
+//   out, inout      after every reader since the last write, or, when there was none, after the last
+//                   write (or every member of the last set). out and inout order the same way.
+//   inoutset        consecutive inoutset tasks on the same data form a set: its members run
+//                   concurrently with each other and are ordered like one writer against the
+//                   in/out/inout tasks before and after the set.
+//   mutexinoutset   like inoutset, but no two members of one set run at the same time (in any order).
+// An access is an object (`in(x)`: the bytes of x) or an array section (`in(p, n)`: n elements from
+// p). Sections are compared byte-wise: partially overlapping sections are ordered exactly on the
+// bytes they share (the group keeps an interval map that splits ranges; see docs/dataflow.md).
+// A section of zero elements declares nothing.
+//
+// Exceptions: the first exception thrown by a task cancels the group: tasks that have not started
+// yet (its successors among them) are skipped, also those added later until wait(); wait()
+// rethrows it and resets the group, which can then be used again.
+//
+// run() must be called from a task on a pool (inside plait::run / pool::run), else it throws
+// std::logic_error. Ready tasks go onto the deque of the worker that made them ready (the creator,
+// or the predecessor that finished last), so a consumer usually runs where its producer ran.
+#pragma once
+
+#include <plait/config.hpp>
+#include <plait/task_group.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+namespace plait {
+
+enum class dep_mode : std::uint8_t { in, out, inout, inoutset, mutexinoutset };
+
+// One declared access: the bytes [addr, addr + bytes).
+struct access {
+  const void* addr;
+  std::size_t bytes;
+  dep_mode mode;
+};
+
+#define PLAIT_DATAFLOW_MODE(name)                                                             \
+  template <class T>                                                                          \
+  constexpr access name(const T& obj) noexcept {                                              \
+    return access{static_cast<const void*>(std::addressof(obj)), sizeof(T), dep_mode::name};  \
+  }                                                                                           \
+  template <class T>                                                                          \
+  constexpr access name(const T* p, std::size_t count) noexcept {                             \
+    return access{static_cast<const void*>(p), count * sizeof(T), dep_mode::name};            \
+  }
+PLAIT_DATAFLOW_MODE(in)
+PLAIT_DATAFLOW_MODE(out)
+PLAIT_DATAFLOW_MODE(inout)
+PLAIT_DATAFLOW_MODE(inoutset)
+PLAIT_DATAFLOW_MODE(mutexinoutset)
+#undef PLAIT_DATAFLOW_MODE
+
+namespace detail {
+
+struct dataflow_state;
+struct mutex_set;
+
+// Node memory (src/dataflow.cpp): a per-thread cache of blocks by size class, because a node is
+// usually freed on another worker than the one that made it, in bursts that overflow malloc's
+// own per-thread cache.
+void* df_alloc(std::size_t bytes);
+void df_free(void* p, std::size_t bytes) noexcept;
+
+// A short list that keeps its first N entries inline (nodes never move, so `data` may point into
+// the node itself). Only touched under the group's lock.
+template <class T, unsigned N>
+struct small_list {
+  T* data = inl;
+  std::uint32_t size = 0;
+  std::uint32_t cap = N;
+  T inl[N];
+
+  small_list() = default;
+  small_list(const small_list&) = delete;
+  small_list& operator=(const small_list&) = delete;
+  ~small_list() { release(); }
+
+  void push(T v) {
+    if (PLAIT_UNLIKELY(size == cap)) grow();
+    data[size++] = v;
+  }
+  T back() const noexcept { return data[size - 1]; }
+  void release() noexcept {
+    if (data != inl) delete[] data;
+    data = inl;
+    size = 0;
+    cap = N;
+  }
+
+ private:
+  PLAIT_NOINLINE void grow() {
+    T* d = new T[cap * 2];
+    for (std::uint32_t i = 0; i < size; ++i) d[i] = data[i];
+    if (data != inl) delete[] data;
+    data = d;
+    cap *= 2;
+  }
+};
+
+// The group's record of one task. Allocated once per task, closure included (dep_task<F>). All
+// fields except `op` are protected by the group's lock (docs/dataflow.md, "Locking").
+struct dep_node {
+  // op_run: call the closure (exceptions propagate), then destroy it; op_skip: only destroy it;
+  // op_free: delete the node (its closure is already gone).
+  static constexpr int op_skip = 0, op_run = 1, op_free = 2;
+  void (*op)(dep_node*, int what);
+  std::int32_t npred = 0;      // predecessors that have not finished yet
+  std::int32_t refs = 1;       // 1 until it finished + one per mention in the dependence table
+  bool done = false;           // finished (ran or was skipped); no new edge to it is needed
+  bool acquired = false;       // holds its mutexinoutset sets (while it runs)
+  dep_node* link = nullptr;    // ready list / a mutex set's waiter queue
+  small_list<dep_node*, 2> succ;     // tasks waiting for this one
+  small_list<mutex_set*, 1> msets;   // mutexinoutset sets it belongs to
+};
+
+template <class F>
+struct dep_task final : dep_node {
+  union {
+    F fn;
+  };
+  template <class G>
+  explicit dep_task(G&& g) {
+    op = &run_op;
+    ::new (static_cast<void*>(std::addressof(fn))) F(std::forward<G>(g));
+  }
+  ~dep_task() {}  // fn is destroyed by op()
+  static void run_op(dep_node* n, int what) {
+    auto* t = static_cast<dep_task*>(n);
+    if (what == op_free) {
+      t->~dep_task();
+      df_free(t, sizeof(dep_task));
+      return;
+    }
+    struct destroy_at_exit {
+      dep_task* t;
+      ~destroy_at_exit() { t->fn.~F(); }
+    } d{t};
+    if (what == op_run) t->fn();
+  }
+};
+
+}  // namespace detail
+
+class dataflow_group {
+ public:
+  // Create inside a task (like task_group); run() and wait() are called by that task.
+  dataflow_group();
+  dataflow_group(const dataflow_group&) = delete;
+  dataflow_group& operator=(const dataflow_group&) = delete;
+  // Waits for every task (their closures may refer to the enclosing frame); an exception they
+  // threw is dropped here — call wait() to see it.
+  ~dataflow_group();
+
+  // Adds a task that runs f() once every earlier conflicting task of this group has finished.
+  // Throws std::invalid_argument for an access whose section wraps around the address space or
+  // whose mode is not a dep_mode, std::logic_error outside a pool's task; f is not run then.
+  template <class F>
+  void run(std::initializer_list<access> deps, F&& f) {
+    run(std::span<const access>(deps.begin(), deps.size()), std::forward<F>(f));
+  }
+  template <class F>
+  void run(std::span<const access> deps, F&& f) {
+    using T = detail::dep_task<std::decay_t<F>>;
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
+    void* mem = detail::df_alloc(sizeof(T));
+    T* node;
+    try {
+      node = ::new (mem) T(std::forward<F>(f));
+    } catch (...) {
+      detail::df_free(mem, sizeof(T));
+      throw;
+    }
+    submit(deps, node);
+  }
+
+  // Waits until every task added so far has finished (helping meanwhile: it runs this group's
+  // tasks and steals others); rethrows the first exception a task threw. Afterwards the group is
+  // empty and can be reused.
+  void wait();
+
+ private:
+  // Registers the node's accesses and hands it to the runtime if it is ready. Takes ownership of
+  // `n` (destroys it, unrun, when it throws).
+  void submit(std::span<const access> deps, detail::dep_node* n);
+  void launch_list(detail::dep_node* head);
+  void execute(detail::dep_node* n) noexcept;
+
+  std::unique_ptr<detail::dataflow_state> st_;
+  task_group tg_;  // declared after st_: destroyed (waited for) before the state goes
+};
+
+}  // namespace plait
