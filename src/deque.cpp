@@ -188,12 +188,13 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   std::uint64_t cur = v->ts.load(std::memory_order_relaxed);
   std::uint32_t t = ts_tail(cur), s = ts_split(cur);
   if (t >= s) {
-    // Nothing shared: ask the owner to publish at its next spawn/join, unless a request (or an
-    // all-stolen reset, which publishes anyway) is already pending. relaxed: a hint.
-    // (A tracing owner's push_limit is always 0, so there the pending request bit decides.)
-    if (v->push_limit.load(std::memory_order_relaxed) != 0 ||
-        (self->pool->trace_on && v->req.load(std::memory_order_relaxed) == 0))
-      request_work(v);
+    // Nothing shared: ask the owner to publish at its next spawn/join, unless a request is already
+    // pending (then the line is left alone: idle thieves keep reading it). relaxed: a hint. The
+    // request is made also while the owner is all-stolen (push_limit 0): an owner that runs a
+    // loop without spawning learns from `req` that someone is hungry (parallel_for's adaptive
+    // partitioner splits on it); an earlier test of push_limit skipped those owners, and the
+    // adaptive loop then never split (flatloop ran serially on 2 workers).
+    if (v->req.load(std::memory_order_relaxed) == 0) request_work(v);
     PLAIT_COUNT(self, steal_failures, 1);
     if (PLAIT_UNLIKELY(tracing(self))) trace_steal_failed(self, v);
     return steal_result::empty;

@@ -132,11 +132,10 @@ PLAIT_INLINE std::uint64_t ticks() noexcept {
 // and the timestamps cost < 1 %, short enough that a thief waits at most one batch for a split.
 inline constexpr std::uint64_t adaptive_batch_ticks = 8192;
 
-// True when a thief asked this worker for work since its last spawn/join (request_work set
-// pop_limit to the "requested" value; settle() clears it). relaxed: a hint, as everywhere else.
-PLAIT_INLINE bool work_requested(const Worker* w) noexcept {
-  return w->pop_limit.load(std::memory_order_relaxed) == pop_limit_requested;
-}
+// True when a thief asked this worker for work since its last spawn/join (request_work set the
+// request bit; settle() clears it). It lies on the line of the fast-path limits, which this worker
+// reads anyway. relaxed: a hint, as everywhere else.
+PLAIT_INLINE bool work_requested(const Worker* w) noexcept { return w->req.load(std::memory_order_relaxed) != 0; }
 
 // What every loop shares: the first exception, and cancellation of chunks not yet started.
 struct loop_errors {
