@@ -127,16 +127,23 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
   //    above the floor is popped, also once no child is pending: stolen slots must leave the deque
   //    before the frame joins the spawn handles below them.
   if (floor < w->base) floor = w->base;
+  bool saved_ok = w->defer_ok;
+  w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
   while (w->head > floor) {
     Slot& s = w->odq[w->head - 1];
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
     void* data = s.data();
     pop_result r = pop(w);
-    if (r == pop_result::stolen) continue;
+    if (r == pop_result::stolen) {
+      flush_deferred(w);
+      continue;
+    }
     fn(data, w);
     if (r == pop_result::traced) trace_task_end(w);
   }
+  flush_deferred(w);  // before waiting: our own deferred count would keep `pending` above zero
+  w->defer_ok = saved_ok;
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
   Pool* p = w->pool;
   Backoff b(p->spin_limit);

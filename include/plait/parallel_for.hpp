@@ -273,13 +273,14 @@ struct indexed_loop {
     acc[r->idx].v = std::move(a);
   }
 
-  static void exec(void* p, Worker*) noexcept {
+  static void exec(void* p, Worker* w) noexcept {
     auto* r = static_cast<loop_rec<T, Fold>*>(p);
     indexed_loop* self = r->loop;
     self->run_record(r);
-    // acq_rel: release publishes acc[idx] and any recorded error to the waiter's acquire of 0;
-    // this is the record's last access to the loop (the waiter may return right after).
-    self->pending.fetch_sub(1, std::memory_order_acq_rel);
+    // acq_rel (inside defer_done): release publishes acc[idx] and any recorded error to the
+    // waiter's acquire of 0; that RMW is the record's last access to the loop (the waiter may
+    // return right after). Records run back to back on one worker share one RMW.
+    defer_done(w, &self->pending, &exec, [](void* d) { return &static_cast<loop_rec<T, Fold>*>(d)->loop->pending; });
   }
 
   // Runs records [0, count): pushes 1..count-1 (newest = highest index, so thieves take the

@@ -73,7 +73,7 @@ class task_group {
   struct child {
     task_group* g;
     F fn;
-    static void exec(void* p, detail::Worker*) noexcept {
+    static void exec(void* p, detail::Worker* w) noexcept {
       auto* c = static_cast<child*>(p);
       task_group* g = c->g;
       if (!g->canceled_.load(std::memory_order_relaxed)) {
@@ -84,9 +84,11 @@ class task_group {
         }
       }
       delete c;
-      // acq_rel: release makes this child's effects visible to the waiter's acquire load of 0;
-      // this RMW is the last access to *g (the waiter may destroy the group right after).
-      g->pending_.fetch_sub(1, std::memory_order_acq_rel);
+      // acq_rel (inside): release makes this child's effects visible to the waiter's acquire load
+      // of 0; that RMW is the last access to *g (the waiter may destroy the group right after).
+      // Runs of siblings on one worker share one RMW (detail::defer_done).
+      detail::defer_done(w, &g->pending_, &exec,
+                         [](void* d) { return &static_cast<child*>(d)->g->pending_; });
     }
   };
 

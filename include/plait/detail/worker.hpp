@@ -122,6 +122,12 @@ struct Worker {
   unsigned last_thief = 0;  // pop_slow: the mark (index+1) of the thief of the slot just popped
   TraceBuf* trace = nullptr;  // this worker's event buffer while the pool traces, else null
   std::uint64_t idle_from_ns = 0;  // worker_main: when the current idle period began (0: busy)
+  // Batched completion counts (see defer_done below): while a drain loop runs this worker's own
+  // slots back to back (defer_ok), a child whose next slot is a sibling of the same group adds
+  // its decrement here instead of doing the RMW; the last of the run does one RMW for all.
+  bool defer_ok = false;
+  std::atomic<std::int64_t>* defer_ctr = nullptr;
+  std::int64_t defer_n = 0;
 
   alignas(cache_line) AtomicCounters ctr;
 };
@@ -176,6 +182,49 @@ PLAIT_INLINE pop_result pop(Worker* w) noexcept {
   // only delays publication. The split test alone decides ownership (split only moves by us).
   if (PLAIT_LIKELY(h >= w->pop_limit.load(std::memory_order_relaxed))) return pop_result::local;
   return pop_slow(w, h);
+}
+
+// Completion of a task_group child (or a loop record) whose group counter is `ctr`. Two
+// sibling tasks that run back to back on one worker need not each do an RMW on the group's counter
+// — a line that the group's waiter and every other worker finishing siblings also write. If the
+// next slot on our deque is private (no thief can take it), lies in the current frame and holds a
+// sibling (`next_ctr` gives its counter, null if it is no sibling), and we are inside a drain loop
+// (defer_ok: the loop pops that slot next and flushes when it stops), the decrement is added to
+// defer_n. Otherwise one fetch_sub covers this task and every deferred one of the same counter.
+// The counter cannot reach zero early: it only ever receives decrements of tasks that finished,
+// and the waiter cannot see zero while a deferred sibling is still to run. acq_rel: the release
+// publishes the effects of every task counted in n (all ran on this worker, before the RMW).
+template <class NextCtr>
+PLAIT_INLINE void defer_done(Worker* w, std::atomic<std::int64_t>* ctr, exec_fn self_exec, NextCtr next_ctr) noexcept {
+  if (w->defer_ok && w->head > w->base && w->head - 1 >= w->split) {
+    const Slot& nx = w->odq[w->head - 1];
+    if (nx.exec == self_exec && next_ctr(nx.data()) == ctr) {
+      if (w->defer_ctr != ctr) {
+        if (w->defer_ctr != nullptr) w->defer_ctr->fetch_sub(w->defer_n, std::memory_order_acq_rel);
+        w->defer_ctr = ctr;
+        w->defer_n = 0;
+      }
+      ++w->defer_n;
+      return;
+    }
+  }
+  std::int64_t n = 1;
+  if (w->defer_ctr == ctr) {
+    n += w->defer_n;
+    w->defer_ctr = nullptr;
+    w->defer_n = 0;
+  }
+  ctr->fetch_sub(n, std::memory_order_acq_rel);
+}
+
+// Applies any deferred decrement now (drain loops call it when they stop).
+PLAIT_INLINE void flush_deferred(Worker* w) noexcept {
+  if (w->defer_ctr != nullptr) {
+    // acq_rel: as in defer_done.
+    w->defer_ctr->fetch_sub(w->defer_n, std::memory_order_acq_rel);
+    w->defer_ctr = nullptr;
+    w->defer_n = 0;
+  }
 }
 
 }  // namespace plait::detail
