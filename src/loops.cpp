@@ -16,7 +16,7 @@ void bad_partitioner_arg(const char* what, std::int64_t v) {
                               " is not valid; accepted: an integer >= 1");
 }
 
-void reversed_range(const char* what, std::int64_t b, std::int64_t e) {
+void bad_range(const char* what, std::int64_t b, std::int64_t e) {
   if (e < b)
     throw std::invalid_argument(std::string(what) + ": reversed range [" + std::to_string(b) + ", " +
                                 std::to_string(e) + "); accepted: begin <= end (an empty range is a no-op)");

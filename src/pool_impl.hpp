@@ -55,8 +55,7 @@ class Pool {
 
   // Tracing (src/trace.cpp): on when trace_path is non-empty. Clock: TSC ticks, mapped to ns at
   // write time from two (ticks, CLOCK_MONOTONIC) pairs.
-  std::string trace_path;
-  bool trace_on = false;  // read-only after start-up; thieves read it instead of a worker's line
+  std::string trace_path;  // non-empty iff the pool traces (trace_init clears an unusable path)
   std::uint64_t trace_tsc0 = 0, trace_mono0 = 0, trace_unix0 = 0;
   std::mutex trace_mu;                     // the label table
   std::vector<std::string> trace_labels;   // [0] == ""

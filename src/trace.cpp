@@ -52,7 +52,6 @@ void trace_init(Pool* p) {
     p->trace_path.clear();
     return;
   }
-  p->trace_on = true;
   p->trace_labels.assign(1, std::string());
   p->trace_label_keys.assign(1, nullptr);
   for (unsigned i = 0; i < p->n; ++i) {
@@ -88,7 +87,6 @@ std::uint64_t trace_new_id(Worker* w) noexcept {
 }
 
 void trace_task_begin(Worker* w, std::uint64_t id, std::uint32_t label) noexcept {
-  if (id == 0) id = trace_new_id(w);  // a slot pushed before tracing could tag it (cannot happen today)
   trace_event(w, trace::ev::task_begin, id, trace_creator(id), label);
   try {
     w->trace->open.push_back(id);
@@ -167,7 +165,7 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
 }
 
 void trace_finish(Pool* p) noexcept {
-  if (!p->trace_on) return;
+  if (p->trace_path.empty()) return;
   std::string err;
   bool ok = false;
   try {
@@ -186,11 +184,11 @@ void trace_finish(Pool* p) noexcept {
 
 namespace plait {
 
-bool pool::tracing() const noexcept { return impl_->trace_on; }
+bool pool::tracing() const noexcept { return !impl_->trace_path.empty(); }
 
 void pool::write_trace(const std::string& path) const {
   detail::Pool* p = impl_.get();
-  if (!p->trace_on)
+  if (p->trace_path.empty())
     throw std::logic_error("plait::pool::write_trace: this pool does not trace (set pool_options::trace_path or PLAIT_TRACE)");
   std::string err;
   bool ok = false;

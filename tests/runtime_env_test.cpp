@@ -5,26 +5,7 @@
 
 namespace {
 
-struct EnvGuard {
-  std::string name;
-  std::string old;
-  bool had;
-  EnvGuard(const char* n, const char* v) : name(n) {
-    const char* o = std::getenv(n);
-    had = o != nullptr;
-    if (had) old = o;
-    if (v)
-      setenv(n, v, 1);
-    else
-      unsetenv(n);
-  }
-  ~EnvGuard() {
-    if (had)
-      setenv(name.c_str(), old.c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using plait_test::EnvGuard;
 
 std::string error_for(const char* var, const char* val) {
   EnvGuard g(var, val);

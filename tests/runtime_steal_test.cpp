@@ -42,22 +42,8 @@ class Steal : public ::testing::TestWithParam<Param> {
   std::unique_ptr<plait::pool> pool_;
 };
 
-std::atomic<std::uint64_t> executed{0};
-
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
-TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
-  executed.fetch_add(1, std::memory_order_relaxed);
-  TreeResult r{1, t.payload(id)};
-  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
-  return {r.nodes + c.nodes, r.sum + c.sum};
-}
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
-  if (i == k) return {};
-  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
-  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
-  TreeResult mine = h.join();
-  return {rest.nodes + mine.nodes, rest.sum + mine.sum};
-}
+using plait_test::spawn_tree;
+std::atomic<std::uint64_t>& executed = plait_test::tree_tasks_run;
 
 #if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
 constexpr int trees = 150;
@@ -166,25 +152,7 @@ INSTANTIATE_TEST_SUITE_P(Runtime, Steal, ::testing::Combine(plait_test::worker_c
 
 // ---- PLAIT_STEAL ------------------------------------------------------------------------------
 
-struct EnvGuard {
-  std::string name, old;
-  bool had;
-  EnvGuard(const char* n, const char* v) : name(n) {
-    const char* o = std::getenv(n);
-    had = o != nullptr;
-    if (had) old = o;
-    if (v)
-      setenv(n, v, 1);
-    else
-      unsetenv(n);
-  }
-  ~EnvGuard() {
-    if (had)
-      setenv(name.c_str(), old.c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
+using plait_test::EnvGuard;
 
 TEST(StealEnv, AcceptedValues) {
   {

@@ -23,8 +23,8 @@ namespace {
 using plait_test::RandomTree;
 using plait_test::TreeResult;
 
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
-TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
+TreeResult mixed_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
+TreeResult mixed_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
   TreeResult r{1, t.payload(id)};
   if (depth == 2) {
     // A task_group level too: detached children, also stealable in chunks.
@@ -33,20 +33,20 @@ TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
     unsigned k = t.children(id, depth);
     for (unsigned i = 0; i < k; ++i)
       g.run([&, i] {
-        TreeResult c = spawn_tree(t, RandomTree::child_id(id, i), depth + 1);
+        TreeResult c = mixed_tree(t, RandomTree::child_id(id, i), depth + 1);
         nodes += c.nodes;
         sum += c.sum;
       });
     g.wait();
     return {r.nodes + nodes.load(), r.sum + sum.load()};
   }
-  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
+  TreeResult c = mixed_children(t, id, depth, 0, t.children(id, depth));
   return {r.nodes + c.nodes, r.sum + c.sum};
 }
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
+TreeResult mixed_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
   if (i == k) return {};
-  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
-  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
+  auto h = plait::spawn([&t, id, depth, i] { return mixed_tree(t, RandomTree::child_id(id, i), depth + 1); });
+  TreeResult rest = mixed_children(t, id, depth, i + 1, k);
   TreeResult mine = h.join();
   return {rest.nodes + mine.nodes, rest.sum + mine.sum};
 }
@@ -96,7 +96,7 @@ TEST_P(Trace, CsvIsWellFormedForRandomTrees) {
     for (int s = 0; s < roots; ++s) {
       RandomTree t{plait_test::mix(static_cast<std::uint64_t>(s) + 5), 6, 4};
       TreeResult want = plait_test::serial_tree(t, 1, 0);
-      TreeResult got = p.run([&] { return spawn_tree(t, 1, 0); });
+      TreeResult got = p.run([&] { return mixed_tree(t, 1, 0); });
       ASSERT_EQ(got, want);
       nodes += want.nodes;
     }

@@ -10,28 +10,8 @@ using plait_test::TreeResult;
 
 class Trees : public plait_test::Workers {};
 
-std::atomic<std::uint64_t> executed{0};
-
-// Spawn variant: children spawned one at a time through recursion over the child index, so the
-// handles are joined LIFO whatever the fan-out.
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
-
-TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
-  executed.fetch_add(1, std::memory_order_relaxed);
-  TreeResult r{1, t.payload(id)};
-  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
-  r.nodes += c.nodes;
-  r.sum += c.sum;
-  return r;
-}
-
-TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
-  if (i == k) return {};
-  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
-  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
-  TreeResult mine = h.join();
-  return {rest.nodes + mine.nodes, rest.sum + mine.sum};
-}
+using plait_test::spawn_tree;
+std::atomic<std::uint64_t>& executed = plait_test::tree_tasks_run;
 
 // Task-group variant: results accumulate in atomics.
 void group_tree(const RandomTree& t, std::uint64_t id, unsigned depth, std::atomic<std::uint64_t>& nodes,

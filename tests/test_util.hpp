@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -51,6 +53,48 @@ struct TreeResult {
   std::uint64_t nodes = 0;
   std::uint64_t sum = 0;
   bool operator==(const TreeResult& o) const { return nodes == o.nodes && sum == o.sum; }
+};
+
+// The spawn variant of a random tree: children spawned one at a time through recursion over the
+// child index, so the handles are joined LIFO whatever the fan-out. Every node adds one to
+// `tree_tasks_run` (tests reset it and compare with the node count: each task ran exactly once).
+inline std::atomic<std::uint64_t> tree_tasks_run{0};
+
+TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k);
+
+inline TreeResult spawn_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {
+  tree_tasks_run.fetch_add(1, std::memory_order_relaxed);
+  TreeResult c = spawn_children(t, id, depth, 0, t.children(id, depth));
+  return {1 + c.nodes, t.payload(id) + c.sum};
+}
+
+inline TreeResult spawn_children(const RandomTree& t, std::uint64_t id, unsigned depth, unsigned i, unsigned k) {
+  if (i == k) return {};
+  auto h = plait::spawn([&t, id, depth, i] { return spawn_tree(t, RandomTree::child_id(id, i), depth + 1); });
+  TreeResult rest = spawn_children(t, id, depth, i + 1, k);
+  TreeResult mine = h.join();
+  return {rest.nodes + mine.nodes, rest.sum + mine.sum};
+}
+
+// Sets (v != null) or unsets an environment variable for the guard's lifetime.
+struct EnvGuard {
+  std::string name, old;
+  bool had;
+  EnvGuard(const char* n, const char* v) : name(n) {
+    const char* o = std::getenv(n);
+    had = o != nullptr;
+    if (had) old = o;
+    if (v)
+      setenv(n, v, 1);
+    else
+      unsetenv(n);
+  }
+  ~EnvGuard() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
 };
 
 inline TreeResult serial_tree(const RandomTree& t, std::uint64_t id, unsigned depth) {

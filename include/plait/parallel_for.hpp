@@ -84,7 +84,7 @@ class partitioner {
 
 namespace detail {
 [[noreturn]] PLAIT_COLD void bad_partitioner_arg(const char* what, std::int64_t v);
-[[noreturn]] PLAIT_COLD void reversed_range(const char* what, std::int64_t b, std::int64_t e);
+[[noreturn]] PLAIT_COLD void bad_range(const char* what, std::int64_t b, std::int64_t e);
 unsigned workers_of(const Worker* w) noexcept;  // the size of w's pool
 }  // namespace detail
 
@@ -409,11 +409,11 @@ T run_loop(std::int64_t begin, std::int64_t end, const T& identity, Fold& fold, 
 // Checks the range, moves onto a pool when called from outside one, and returns false for an
 // empty range.
 inline bool loop_prologue(const char* what, std::int64_t begin, std::int64_t end) {
-  if (PLAIT_UNLIKELY(end < begin)) reversed_range(what, begin, end);
+  if (PLAIT_UNLIKELY(end < begin)) bad_range(what, begin, end);
   // end - begin must fit in int64 (the loops compute lengths and midpoints in int64).
   if (PLAIT_UNLIKELY(static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin) >
                      static_cast<std::uint64_t>(INT64_MAX)))
-    reversed_range(what, begin, end);
+    bad_range(what, begin, end);
   return end > begin;
 }
 
