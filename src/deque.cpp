@@ -93,6 +93,11 @@ static void settle(Worker* w, std::uint32_t protect) noexcept {
   }
 }
 
+void serve_request(Worker* w) noexcept {
+  if (w->pool == nullptr) return;
+  settle(w, w->head);
+}
+
 bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
   if (w->pool == nullptr) return false;  // no_worker: the caller throws
   std::uint32_t h = w->head;
@@ -267,6 +272,9 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
       self->trace->forward_label = sl.trace_label;
       trace_stolen(self, v, sl.trace_id);
     }
+    // The record was written on the victim's core: start fetching it now, so that it has arrived
+    // by the time we run it (k-1 tasks from now at the latest).
+    __builtin_prefetch(reinterpret_cast<const void*>(tagged & ~std::uintptr_t{1}));
     // release: our reads of this slot happen-before the owner reuses it (it acquires this mark).
     sl.thief.store(self->index + 1, std::memory_order_release);
     // steal_amount left room for k slots, so the push cannot fail for a full deque.
@@ -338,6 +346,9 @@ void drain_detached(Worker* w) noexcept {
       flush_deferred(w);  // the run of siblings is broken: no deferred count may outlive it
       continue;
     }
+    // The next slot's record (written long ago, or on another core) starts loading while this
+    // task runs. Only the owner writes slots, so reading one a thief may take is no race.
+    if (w->head > w->base) __builtin_prefetch(w->odq[w->head - 1].data());
     fn(data, w);
     if (r == pop_result::traced) trace_task_end(w);
   }

@@ -6,6 +6,7 @@
 //   PLAIT_IDLE          sleep | spin
 //   PLAIT_STEAL         one | chunk:K (1..2^20) | half | adaptive
 //   PLAIT_STACK_SIZE    worker stack in bytes, suffix K/M/G allowed, 64K..64G
+//   PLAIT_GROUP_THROTTLE  off | 1..2^30: private tasks past which task_group::run runs a child at once
 #include "pool_impl.hpp"
 
 #include <sched.h>
@@ -136,6 +137,27 @@ pool_options pool_options::from_env(pool_options o) {
     throw std::invalid_argument("plait: stack_size " + std::to_string(o.stack_size) + " is below the minimum 65536");
   }
   if (o.deque_capacity == 0) o.deque_capacity = std::size_t{1} << 21;
+  if (o.group_throttle == 0) {
+    if (const char* v = std::getenv("PLAIT_GROUP_THROTTLE")) {
+      std::string s = v;
+      const char* accepted = "off or a count in 1..1073741824";
+      if (s == "off") {
+        o.group_throttle = pool_options::group_throttle_off;
+      } else {
+        char* end = nullptr;
+        errno = 0;
+        unsigned long long n = s.empty() || s[0] == '-' ? 0 : std::strtoull(s.c_str(), &end, 10);
+        if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || n < 1 || n > (1u << 30))
+          bad("PLAIT_GROUP_THROTTLE", s, accepted);
+        o.group_throttle = static_cast<std::size_t>(n);
+      }
+    } else {
+      o.group_throttle = 1024;
+    }
+  } else if (o.group_throttle != pool_options::group_throttle_off && o.group_throttle > (std::size_t{1} << 30)) {
+    throw std::invalid_argument("plait: group_throttle " + std::to_string(o.group_throttle) +
+                                " is out of range; accepted: 1..1073741824 or group_throttle_off");
+  }
   return o;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <plait/pool.hpp>
+#include <plait/detail/task_alloc.hpp>
 
 #include <pthread.h>
 
@@ -64,7 +65,20 @@ class Pool {
   // Chunked stealing (steal_amount in deque.cpp): the policy and, for steal_policy::chunk, k.
   steal_policy steal = steal_policy::one;
   std::uint32_t steal_k = 1;
+
+  // Task-record depot (src/task_alloc.cpp), one per size class: full batches that workers handed
+  // back, and every slab ever carved (freed in ~Pool).
+  struct Depot {
+    std::mutex mu;
+    FreeBlock* batches = nullptr;  // linked through FreeBlock::next_batch of each batch's first block
+    std::size_t nbatches = 0;
+    std::vector<void*> slabs;
+  };
+  Depot depot[alloc_classes];
 };
+
+// task_alloc.cpp: returns every slab of the pool's depots to the system (the workers are gone).
+void alloc_release(Pool* p) noexcept;
 
 // deque.cpp
 // Steals from `victim` as many tasks as the pool's steal policy says (one by default) and runs them.

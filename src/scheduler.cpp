@@ -46,6 +46,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     w.dq = static_cast<Slot*>(mem);
     w.odq = w.dq;
     w.capacity = static_cast<std::uint32_t>(cap);
+    w.throttle = static_cast<std::uint32_t>(std::min<std::size_t>(opts.group_throttle, ~0u));
     w.index = i;
     w.pool = this;
     w.rng = 0x9E3779B97F4A7C15ull * (i + 1) | 1;
@@ -98,6 +99,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
       wake_all(this);
       for (unsigned j = 0; j < i; ++j) pthread_join(threads[j], nullptr);
       for (unsigned j = 0; j < n; ++j) delete workers[j].trace;
+      alloc_release(this);
       for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq, bytes);
       delete[] workers;
       throw std::runtime_error("plait: cannot start worker thread " + std::to_string(i) + " (stack " +
@@ -112,6 +114,7 @@ Pool::~Pool() {
   wake_all(this);
   for (pthread_t t : threads) pthread_join(t, nullptr);
   trace_finish(this);
+  alloc_release(this);
   std::size_t bytes = std::size_t{workers[0].capacity} * sizeof(Slot);
   for (unsigned i = 0; i < n; ++i) munmap(workers[i].dq, bytes);
   delete[] workers;
@@ -162,7 +165,8 @@ std::vector<worker_counters> pool::counters() const {
     auto rd = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
     out[i] = worker_counters{rd(c.spawns),       rd(c.steals),   rd(c.steal_attempts), rd(c.steal_failures),
                              rd(c.leapfrogs),    rd(c.joins_stolen), rd(c.injected), rd(c.sleeps),
-                             rd(c.wakeups),      rd(c.publishes), rd(c.steal_chunks), rd(c.idle_ns)};
+                             rd(c.wakeups),      rd(c.publishes), rd(c.steal_chunks), rd(c.idle_ns),
+                             rd(c.inlined)};
   }
   return out;
 }
@@ -177,7 +181,7 @@ void pool::reset_counters() {
   for (unsigned i = 0; i < impl_->n; ++i) {
     auto& c = impl_->workers[i].ctr;
     for (auto* a : {&c.spawns, &c.steals, &c.steal_attempts, &c.steal_failures, &c.leapfrogs, &c.joins_stolen,
-                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes, &c.steal_chunks, &c.idle_ns})
+                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes, &c.steal_chunks, &c.idle_ns, &c.inlined})
       a->store(0, std::memory_order_relaxed);
   }
 }

@@ -139,6 +139,9 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
       flush_deferred(w);
       continue;
     }
+    // The next slot's record (written long ago, or on another core) starts loading while this
+    // task runs. Only the owner writes slots, so reading one a thief may take is no race.
+    if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
     fn(data, w);
     if (r == pop_result::traced) trace_task_end(w);
   }

@@ -1,6 +1,7 @@
 #include "test_util.hpp"
 
 #include <atomic>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -86,7 +87,10 @@ TEST_P(Groups, WaitCanBeCalledAgainAndGroupReused) {
 TEST_P(Groups, CancelSkipsChildrenNotStarted) {
   std::atomic<int> ran{0};
   const int total = 2000;
-  pool().run([&] {
+  // Without the throttle every child is queued, so on one worker none can start before cancel().
+  plait::pool pool(plait::pool_options{.num_workers = GetParam(),
+                                       .group_throttle = plait::pool_options::group_throttle_off});
+  pool.run([&] {
     plait::task_group g;
     for (int i = 0; i < total; ++i) g.run([&ran] { ran++; });
     g.cancel();
@@ -98,6 +102,72 @@ TEST_P(Groups, CancelSkipsChildrenNotStarted) {
     EXPECT_EQ(ran.load(), 0);
   }
   EXPECT_LT(ran.load(), total);
+}
+
+// The throttle: past `group_throttle` private slots, run() runs the child at once. On one worker
+// the count is exact: the first T children are queued, the other total - T ran inside run().
+TEST_P(Groups, ThrottleRunsChildrenAtOncePastTheLimit) {
+  const int total = 2000, limit = 100;
+  plait::pool pool(plait::pool_options{.num_workers = GetParam(), .group_throttle = limit});
+  std::atomic<int> ran{0};
+  int ran_inside_run = -1;
+  pool.run([&] {
+    plait::task_group g;
+    for (int i = 0; i < total; ++i) g.run([&ran] { ran++; });
+    ran_inside_run = ran.load();
+    g.wait();
+  });
+  EXPECT_EQ(ran.load(), total);
+  plait::worker_counters c = pool.total_counters();
+  EXPECT_EQ(c.inlined + c.spawns, static_cast<std::uint64_t>(total));  // each child queued or run at once
+  // Children run inside run() had finished when it returned (thieves may have run others too).
+  EXPECT_GE(static_cast<std::uint64_t>(ran_inside_run), c.inlined);
+  if (GetParam() == 1) {
+    EXPECT_EQ(static_cast<std::uint64_t>(ran_inside_run), c.inlined);
+    // The first child is published at once (the deque starts all-stolen), so limit or limit + 1
+    // children are queued; the rest ran inside run().
+    EXPECT_GE(c.spawns, static_cast<std::uint64_t>(limit));
+    EXPECT_LE(c.spawns, static_cast<std::uint64_t>(limit + 1));
+  } else {
+    // Thieves keep the queue short (they take published slots), so no more run inline.
+    EXPECT_LE(c.inlined, static_cast<std::uint64_t>(total - limit));
+  }
+}
+
+// A child run inline by the throttle reports its exception through wait(), like a queued one,
+// and a cancelled group skips it.
+TEST_P(Groups, ThrottledChildrenKeepExceptionsAndCancellation) {
+  plait::pool pool(plait::pool_options{.num_workers = GetParam(), .group_throttle = 1});
+  std::atomic<int> ran{0};
+  int before_cancel = -1;
+  pool.run([&] {
+    plait::task_group g;
+    for (int i = 0; i < 10; ++i) g.run([&ran] { ran++; });
+    g.run([] { throw std::runtime_error("child"); });
+    EXPECT_THROW(g.wait(), std::runtime_error);
+    g.cancel();
+    before_cancel = ran.load();
+    for (int i = 0; i < 50; ++i) g.run([&ran] { ran++; });  // queued or inline: all skipped
+    g.wait();
+  });
+  EXPECT_LE(ran.load(), 10);
+  EXPECT_EQ(ran.load(), before_cancel);
+  if (GetParam() == 1) {
+    EXPECT_GE(pool.total_counters().inlined, 50u);  // the throttle was in play
+  }
+}
+
+TEST(GroupThrottle, BadValuesAreRejected) {
+  EXPECT_THROW(plait::pool(plait::pool_options{.num_workers = 1, .group_throttle = (std::size_t{1} << 30) + 1}),
+               std::invalid_argument);
+  plait_test::EnvGuard env("PLAIT_GROUP_THROTTLE", "0");
+  EXPECT_THROW(plait::pool_options::from_env(), std::invalid_argument);
+  plait_test::EnvGuard env2("PLAIT_GROUP_THROTTLE", "12x");
+  EXPECT_THROW(plait::pool_options::from_env(), std::invalid_argument);
+  plait_test::EnvGuard env3("PLAIT_GROUP_THROTTLE", "off");
+  EXPECT_EQ(plait::pool_options::from_env().group_throttle, plait::pool_options::group_throttle_off);
+  plait_test::EnvGuard env4("PLAIT_GROUP_THROTTLE", "64");
+  EXPECT_EQ(plait::pool_options::from_env().group_throttle, 64u);
 }
 
 TEST_P(Groups, CancelFromAChildStopsTheRest) {
@@ -169,3 +239,62 @@ TEST(Groups, RunOutsideAWorkerThrows) {
 }
 
 }  // namespace
+
+// ---- task records (detail/task_alloc.hpp) ------------------------------------------------------
+
+namespace {
+
+// A closure of N bytes (plus the group pointer in the record) that checks its own contents when it
+// runs: a record handed out twice, or reused before its child ran, shows up as a wrong payload.
+template <std::size_t N, std::size_t Align = alignof(std::uint64_t)>
+struct alignas(Align) Payload {
+  std::uint64_t words[N / 8];
+  explicit Payload(std::uint64_t seed) {
+    for (std::size_t i = 0; i < N / 8; ++i) words[i] = plait_test::mix(seed + i);
+  }
+  bool intact(std::uint64_t seed) const {
+    for (std::size_t i = 0; i < N / 8; ++i)
+      if (words[i] != plait_test::mix(seed + i)) return false;
+    return true;
+  }
+};
+
+template <std::size_t N, std::size_t Align = alignof(std::uint64_t)>
+void many_records(plait::pool& pool, int rounds, int per_round) {
+  std::atomic<long> ok{0}, bad{0};
+  pool.run([&] {
+    for (int r = 0; r < rounds; ++r) {
+      plait::task_group g;
+      for (int i = 0; i < per_round; ++i) {
+        const std::uint64_t seed = static_cast<std::uint64_t>(r) * 1000003u + static_cast<std::uint64_t>(i);
+        Payload<N, Align> p(seed);
+        // Each child also adds a grandchild, so records are freed on other workers than their
+        // creators and allocated from blocks that came back through the depot.
+        g.run([p, seed, &ok, &bad, &g] {
+          (p.intact(seed) ? ok : bad)++;
+          Payload<N, Align> q(~seed);
+          g.run([q, seed, &ok, &bad] { (q.intact(~seed) ? ok : bad)++; });
+        });
+      }
+      g.wait();
+    }
+  });
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ok.load(), 2L * rounds * per_round);
+}
+
+}  // namespace
+
+// Every size class (64..512-byte blocks), the operator-new fallback above it and an over-aligned
+// closure; more records than one batch, so batches go to the depot and come back.
+TEST_P(Groups, TaskRecordsOfEverySizeStayIntact) {
+  many_records<24>(pool(), 20, 700);
+  many_records<112>(pool(), 20, 400);
+  many_records<240>(pool(), 10, 300);
+  many_records<496>(pool(), 10, 200);
+  many_records<1024>(pool(), 5, 100);
+  many_records<64, 128>(pool(), 5, 200);
+}
+
+// Each record is freed and reused many times; the blocks stay the pool's until it is destroyed.
+TEST_P(Groups, TaskRecordsAreReusedAcrossManyGroups) { many_records<24>(pool(), 300, 64); }

@@ -136,6 +136,10 @@ struct exec_plait {
 #ifdef PLAIT_HAS_STEAL_POLICIES
     rec.stat("steal_ops", static_cast<unsigned long long>(c.steal_chunks - base_.steal_chunks));
     rec.stat("steal", steal_name(pool_->options()));
+    rec.stat("idle_ms", static_cast<double>(c.idle_ns - base_.idle_ns) / 1e6);
+    rec.stat("sleeps", static_cast<unsigned long long>(c.sleeps - base_.sleeps));
+    rec.stat("publishes", static_cast<unsigned long long>(c.publishes - base_.publishes));
+    rec.stat("inlined", static_cast<unsigned long long>(c.inlined - base_.inlined));
 #else
     rec.stat("steal", std::string("one"));
 #endif

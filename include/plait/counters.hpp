@@ -23,6 +23,8 @@ struct worker_counters {
   std::uint64_t steal_chunks = 0;    // successful steal operations (each took >= 1 task; = steals with
                                      // steal_policy::one)
   std::uint64_t idle_ns = 0;         // time spent looking for work with none to run (outside tasks)
+  std::uint64_t inlined = 0;         // task_group children run at once inside run() (the throttle:
+                                     // pool_options::group_throttle), never pushed
 
   worker_counters& operator+=(const worker_counters& o) {
     spawns += o.spawns;
@@ -37,6 +39,7 @@ struct worker_counters {
     publishes += o.publishes;
     steal_chunks += o.steal_chunks;
     idle_ns += o.idle_ns;
+    inlined += o.inlined;
     return *this;
   }
 };

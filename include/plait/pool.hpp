@@ -56,6 +56,13 @@ struct pool_options {
   // Deque slots per worker (power of two); 0 means 2^21 (64 MiB reserved per worker, touched
   // lazily). A full deque runs further spawns inline.
   std::size_t deque_capacity = 0;
+  // task_group throttle: while the adding worker already holds at least this many unstarted tasks
+  // of its own (private deque slots), task_group::run runs the new child at once instead of
+  // queueing it, as OpenMP runtimes run tasks undeferred past a queue limit. Keeps the memory of
+  // one-creator loops bounded and in cache. 0: PLAIT_GROUP_THROTTLE, else 1024; `group_throttle_off`
+  // (or PLAIT_GROUP_THROTTLE=off): never. Range 1..2^30.
+  std::size_t group_throttle = 0;
+  static constexpr std::size_t group_throttle_off = ~std::size_t{0};
   // Per-task tracing: a ".json" (Chrome trace events) or ".csv" (study 002) file written when the
   // pool shuts down. Empty: PLAIT_TRACE if set (the second and later pools of a process that take
   // it write NAME.2.EXT, NAME.3.EXT, ...), else off. An unwritable path prints one line and leaves
@@ -63,7 +70,7 @@ struct pool_options {
   std::string trace_path = {};
 
   // Reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE / PLAIT_STEAL /
-  // PLAIT_STACK_SIZE for every field left at its default. Throws std::invalid_argument with a
+  // PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE for every field left at its default. Throws std::invalid_argument with a
   // one-line message naming the variable and the accepted values when one is malformed.
   static pool_options from_env(pool_options base);
   static pool_options from_env();

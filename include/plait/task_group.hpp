@@ -8,16 +8,19 @@
 // children still on this worker's deque, then helps other workers (steals and runs their tasks)
 // until the last child finishes. The first exception thrown by a child cancels the group (children
 // that have not started are skipped) and is rethrown by wait(); later exceptions are dropped.
-// cancel() skips every child that has not started yet. Each child costs one heap allocation (the
-// closure outlives the call to run()); spawn/join is the allocation-free path.
+// cancel() skips every child that has not started yet. Each child's closure outlives the call to
+// run(), so it lives in a record from the pool's task allocator (detail/task_alloc.hpp: a few
+// instructions, no lock); spawn/join is the allocation-free path.
 #pragma once
 
 #include <plait/config.hpp>
+#include <plait/detail/task_alloc.hpp>
 #include <plait/detail/worker.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -50,7 +53,22 @@ class task_group {
     // slots of enclosing frames: running an outer sibling inside an inner wait nests frames
     // without bound (stack depth would grow with the number of tasks, not the tree depth).
     if (w == creator_ && w->head < floor_) floor_ = w->head;
-    auto* c = new child<std::decay_t<F>>{this, std::forward<F>(f)};
+    // The throttle: enough of our own tasks are queued already; run this one now (see
+    // pool_options::group_throttle). No record, no push, no count: it is done when run() returns.
+    // (head < split when thieves took every shared slot and we popped below them.)
+    if (PLAIT_UNLIKELY(w->head > w->split && w->head - w->split >= w->throttle)) {
+      run_now(w, f);
+      return;
+    }
+    using C = child<std::decay_t<F>>;
+    void* mem = detail::task_alloc<C>(w);
+    C* c;
+    try {
+      c = ::new (mem) C{this, std::forward<F>(f)};
+    } catch (...) {
+      detail::task_free<C>(w, mem);
+      throw;
+    }
     // relaxed: this increment is sequenced before the push that lets anyone run (and so
     // decrement for) the child, and all changes of pending_ are RMWs on one location, so the
     // count can never be seen to reach zero while this child is outstanding.
@@ -83,7 +101,8 @@ class task_group {
           g->record_error(std::current_exception());
         }
       }
-      delete c;
+      c->~child();
+      detail::task_free<child>(w, c);
       // acq_rel (inside): release makes this child's effects visible to the waiter's acquire load
       // of 0; that RMW is the last access to *g (the waiter may destroy the group right after).
       // Runs of siblings on one worker share one RMW (detail::defer_done).
@@ -93,6 +112,20 @@ class task_group {
   };
 
   void record_error(std::exception_ptr e) noexcept;
+
+  template <class F>
+  PLAIT_NOINLINE void run_now(detail::Worker* w, F& f) noexcept {
+    PLAIT_COUNT(w, inlined, 1);
+    // No push or pop comes by while we run children here: answer a thief's request ourselves.
+    // relaxed: a hint, as on the push path.
+    if (w->req.load(std::memory_order_relaxed) != 0) detail::serve_request(w);
+    if (canceled_.load(std::memory_order_relaxed)) return;
+    try {
+      f();
+    } catch (...) {
+      record_error(std::current_exception());
+    }
+  }
 
   std::atomic<std::int64_t> pending_{0};
   detail::Worker* creator_;  // the worker (or no_worker) that created the group; floor_ is its own

@@ -87,10 +87,27 @@ inline constexpr std::uint32_t ts_split(std::uint64_t v) { return static_cast<st
 #define PLAIT_COUNT(w, field, n) ((void)0)
 #endif
 
+// Task-record allocator (include/plait/detail/task_alloc.hpp, src/task_alloc.cpp): a free block
+// links to the next one in its list; the first block of a batch handed to the pool's depot also
+// links to the next batch. Blocks are at least 64 bytes, so both links fit.
+struct FreeBlock {
+  FreeBlock* next;
+  FreeBlock* next_batch;
+};
+// One size class of a worker's cache: `head` holds n blocks (n < the class's batch size), `full`
+// holds either nothing or exactly one batch. Owner-only.
+struct AllocCache {
+  FreeBlock* head = nullptr;
+  FreeBlock* full = nullptr;
+  std::uint32_t n = 0;
+};
+inline constexpr unsigned alloc_classes = 4;  // blocks of 64, 128, 256 and 512 bytes
+
 struct AtomicCounters {
   // Written by the owning worker only (relaxed load + store); read by anyone (relaxed).
   std::atomic<std::uint64_t> spawns{0}, steals{0}, steal_attempts{0}, steal_failures{0}, leapfrogs{0},
-      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0}, steal_chunks{0}, idle_ns{0};
+      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0}, steal_chunks{0}, idle_ns{0},
+      inlined{0};
 };
 
 struct Worker {
@@ -128,6 +145,12 @@ struct Worker {
   bool defer_ok = false;
   std::atomic<std::int64_t>* defer_ctr = nullptr;
   std::int64_t defer_n = 0;
+  // Free task records by size class (task_alloc.hpp): task_group children are allocated here by
+  // the worker that adds them and freed by the worker that ran them.
+  AllocCache acache[alloc_classes];
+  // task_group::run runs a child at once instead of pushing it while this worker holds at least
+  // this many private slots (pool_options::group_throttle; ~0u: never).
+  std::uint32_t throttle = ~0u;
 
   alignas(cache_line) AtomicCounters ctr;
 };
@@ -151,6 +174,8 @@ PLAIT_INLINE Worker* current_worker() noexcept {
 // .text.cold when push() called a cold function.
 PLAIT_NOINLINE bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept;
 PLAIT_NOINLINE pop_result pop_slow(Worker* w, std::uint32_t h) noexcept;
+// Publishes private slots for a pending steal request, outside a push or pop (task_group's throttle).
+PLAIT_NOINLINE void serve_request(Worker* w) noexcept;
 PLAIT_COLD [[noreturn]] void lifo_violation(Worker* w, std::uint32_t h, const void* expected);
 PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
 // Tracing (src/trace.cpp): closes the task whose begin pop_slow recorded (pop_result::traced).

@@ -1,0 +1,105 @@
+// The task-record allocator's slow paths: refilling an empty worker cache and spilling a full one,
+// through the pool's depot. The design and the fast paths are in include/plait/detail/task_alloc.hpp.
+//
+// Synchronisation: a block is owned by exactly one party at a time — the worker whose cache holds
+// it, the task record it became (passed to other workers through the deque, which orders the
+// accesses: the thief's acquire CAS sees the creator's writes, and the worker that frees it is
+// the one that ran it), or the depot (under its mutex). No atomics are needed beyond the mutex.
+#include "pool_impl.hpp"
+
+#include <new>
+
+namespace plait::detail {
+
+// Links `n` blocks carved from fresh memory at `mem` into one list (the batch's first block first).
+static FreeBlock* carve(void* mem, unsigned c, std::uint32_t n) noexcept {
+  const std::size_t sz = alloc_block_size(c);
+  auto* base = static_cast<char*>(mem);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto* b = reinterpret_cast<FreeBlock*>(base + i * sz);
+    b->next = i + 1 < n ? reinterpret_cast<FreeBlock*>(base + (i + 1) * sz) : nullptr;
+    b->next_batch = nullptr;
+    PLAIT_ALLOC_POISON(b, sz);
+  }
+  return reinterpret_cast<FreeBlock*>(base);
+}
+
+void* alloc_refill(Worker* w, unsigned c) {
+  AllocCache& k = w->acache[c];
+  const std::uint32_t B = alloc_batch(c);
+  if (k.full != nullptr) {
+    // The second magazine: no trip to the depot.
+    k.head = k.full;
+    k.full = nullptr;
+    k.n = B;
+  } else {
+    Pool::Depot& d = w->pool->depot[c];
+    FreeBlock* got = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(d.mu);
+      if (d.batches != nullptr) {
+        got = d.batches;
+        PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
+        d.batches = got->next_batch;
+        PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
+        --d.nbatches;
+      }
+    }
+    if (got == nullptr) {
+      // Fresh memory: one batch. The allocation may throw bad_alloc (task_group::run passes it on).
+      void* mem = ::operator new(alloc_batch_bytes, std::align_val_t{alloc_min_block});
+      try {
+        std::lock_guard<std::mutex> lk(d.mu);
+        d.slabs.push_back(mem);
+      } catch (...) {
+        ::operator delete(mem, std::align_val_t{alloc_min_block});
+        throw;
+      }
+      got = carve(mem, c, B);
+    }
+    k.head = got;
+    k.n = B;
+  }
+  // Pop one, as the fast path would have.
+  FreeBlock* b = k.head;
+  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
+  k.head = b->next;
+  --k.n;
+  return b;
+}
+
+void alloc_spill(Worker* w, unsigned c) noexcept {
+  AllocCache& k = w->acache[c];
+  // `head` now holds exactly one batch. Keep it as the second magazine; if that one is taken,
+  // hand the older full batch to the depot first.
+  if (k.full != nullptr) {
+    Pool::Depot& d = w->pool->depot[c];
+    FreeBlock* b = k.full;
+    std::lock_guard<std::mutex> lk(d.mu);
+    PLAIT_ALLOC_UNPOISON(b, sizeof(FreeBlock));
+    b->next_batch = d.batches;
+    PLAIT_ALLOC_POISON(b, sizeof(FreeBlock));
+    d.batches = b;
+    ++d.nbatches;
+  }
+  k.full = k.head;
+  k.head = nullptr;
+  k.n = 0;
+}
+
+void alloc_release(Pool* p) noexcept {
+  for (unsigned c = 0; c < alloc_classes; ++c) {
+    Pool::Depot& d = p->depot[c];
+    for (void* mem : d.slabs) {
+      PLAIT_ALLOC_UNPOISON(mem, alloc_batch_bytes);
+      ::operator delete(mem, std::align_val_t{alloc_min_block});
+    }
+    d.slabs.clear();
+    d.batches = nullptr;
+    d.nbatches = 0;
+  }
+  for (unsigned i = 0; i < p->n; ++i)
+    for (AllocCache& k : p->workers[i].acache) k = AllocCache{};
+}
+
+}  // namespace plait::detail
