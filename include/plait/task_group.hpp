@@ -8,7 +8,10 @@
 // children still on this worker's deque, then helps other workers (steals and runs their tasks)
 // until the last child finishes. The first exception thrown by a child cancels the group (children
 // that have not started are skipped) and is rethrown by wait(); later exceptions are dropped.
-// cancel() skips every child that has not started yet. Each child's closure outlives the call to
+// cancel() skips every child that has not started yet. A child may run inside run() itself: when
+// the calling worker already holds pool_options::group_throttle (1024) unstarted tasks of its own,
+// or its deque is full — as an OpenMP task may run undeferred. So a child must not wait for
+// something its parent does after adding it. Each child's closure outlives the call to
 // run(), so it lives in a record from the pool's task allocator (detail/task_alloc.hpp: a few
 // instructions, no lock); spawn/join is the allocation-free path.
 #pragma once

@@ -125,6 +125,15 @@ def test_flatloop_target_missed_when_too_slow():
     assert rows["plait puretask-single steal=half grain 1"].target == "missed"
 
 
+def test_flatloop_target_names_the_part_that_is_missed():
+    rs = flat_runs()
+    for r in rs:
+        if r.runtime == "libomp":
+            r.time_s = 1.0  # Plait half: efficiency 0.9 (met), 1.8x libomp (missed)
+    rows = {r.label: r for r in flatloop_rows(Dataset(rs))}
+    assert rows["plait puretask-single steal=half grain 1"].target == "efficiency met, ×libomp missed"
+
+
 def test_section_writes_figures_and_tables(tmp_path):
     ds = Dataset(bathtub_runs() + flat_runs())
     md, files = loops_section(ds, tmp_path, lambda n, f, extra="": f"{n} runs, {f} failed")
