@@ -93,10 +93,8 @@ static void settle(Worker* w, std::uint32_t protect) noexcept {
   }
 }
 
-void serve_request(Worker* w) noexcept {
-  if (w->pool == nullptr) return;
-  settle(w, w->head);
-}
+// (Only task_group::run's throttled path calls it, after its no_worker check.)
+void serve_request(Worker* w) noexcept { settle(w, w->head); }
 
 bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
   if (w->pool == nullptr) return false;  // no_worker: the caller throws

@@ -25,18 +25,23 @@ static constexpr unsigned max_workers = 1024;
   throw std::invalid_argument(std::string("plait: ") + var + "='" + val + "' is not valid; accepted: " + accepted);
 }
 
+// A count in 1..max written as `digits` (the whole value `val` is what the error message quotes).
+// Strict: digits only; signs and surrounding spaces are refused too.
+static unsigned long long parse_count(const char* var, const std::string& val, const std::string& digits,
+                                      unsigned long long max, const std::string& accepted) {
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) bad(var, val, accepted);
+  errno = 0;
+  unsigned long long x = std::strtoull(digits.c_str(), nullptr, 10);
+  if (errno == ERANGE || x < 1 || x > max) bad(var, val, accepted);
+  return x;
+}
+
 static unsigned parse_workers(const char* var, std::string val) {
-  std::string accepted = "an integer in 1.." + std::to_string(max_workers);
   if (std::string(var) == "OMP_NUM_THREADS") {
     auto comma = val.find(',');  // nested lists "4,2": the outer level is ours
     if (comma != std::string::npos) val = val.substr(0, comma);
   }
-  // Strict: digits only, optional surrounding spaces are refused too.
-  if (val.empty() || val.find_first_not_of("0123456789") != std::string::npos) bad(var, val, accepted);
-  errno = 0;
-  unsigned long long x = std::strtoull(val.c_str(), nullptr, 10);
-  if (errno == ERANGE || x < 1 || x > max_workers) bad(var, val, accepted);
-  return static_cast<unsigned>(x);
+  return static_cast<unsigned>(parse_count(var, val, val, max_workers, "an integer in 1.." + std::to_string(max_workers)));
 }
 
 static std::size_t parse_size(const char* var, const std::string& val) {
@@ -112,14 +117,8 @@ pool_options pool_options::from_env(pool_options o) {
       } else if (s == "adaptive") {
         o.steal = steal_policy::adaptive;
       } else if (s.rfind("chunk:", 0) == 0) {
-        std::string k = s.substr(6);
-        char* end = nullptr;
-        errno = 0;
-        unsigned long long n = k.empty() || k[0] == '-' ? 0 : std::strtoull(k.c_str(), &end, 10);
-        if (k.empty() || errno != 0 || end == nullptr || *end != '\0' || n < 1 || n > (1u << 20))
-          bad("PLAIT_STEAL", s, accepted);
         o.steal = steal_policy::chunk;
-        o.steal_chunk = static_cast<std::size_t>(n);
+        o.steal_chunk = static_cast<std::size_t>(parse_count("PLAIT_STEAL", s, s.substr(6), 1u << 20, accepted));
       } else {
         bad("PLAIT_STEAL", s, accepted);
       }
@@ -140,17 +139,9 @@ pool_options pool_options::from_env(pool_options o) {
   if (o.group_throttle == 0) {
     if (const char* v = std::getenv("PLAIT_GROUP_THROTTLE")) {
       std::string s = v;
-      const char* accepted = "off or a count in 1..1073741824";
-      if (s == "off") {
-        o.group_throttle = pool_options::group_throttle_off;
-      } else {
-        char* end = nullptr;
-        errno = 0;
-        unsigned long long n = s.empty() || s[0] == '-' ? 0 : std::strtoull(s.c_str(), &end, 10);
-        if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || n < 1 || n > (1u << 30))
-          bad("PLAIT_GROUP_THROTTLE", s, accepted);
-        o.group_throttle = static_cast<std::size_t>(n);
-      }
+      o.group_throttle = s == "off" ? pool_options::group_throttle_off
+                                    : static_cast<std::size_t>(parse_count("PLAIT_GROUP_THROTTLE", s, s, 1u << 30,
+                                                                           "off or a count in 1..1073741824"));
     } else {
       o.group_throttle = 1024;
     }

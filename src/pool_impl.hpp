@@ -71,7 +71,6 @@ class Pool {
   struct Depot {
     std::mutex mu;
     FreeBlock* batches = nullptr;  // linked through FreeBlock::next_batch of each batch's first block
-    std::size_t nbatches = 0;
     std::vector<void*> slabs;
   };
   Depot depot[alloc_classes];

@@ -42,7 +42,6 @@ void* alloc_refill(Worker* w, unsigned c) {
         PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
         d.batches = got->next_batch;
         PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
-        --d.nbatches;
       }
     }
     if (got == nullptr) {
@@ -80,7 +79,6 @@ void alloc_spill(Worker* w, unsigned c) noexcept {
     b->next_batch = d.batches;
     PLAIT_ALLOC_POISON(b, sizeof(FreeBlock));
     d.batches = b;
-    ++d.nbatches;
   }
   k.full = k.head;
   k.head = nullptr;
@@ -96,10 +94,8 @@ void alloc_release(Pool* p) noexcept {
     }
     d.slabs.clear();
     d.batches = nullptr;
-    d.nbatches = 0;
   }
-  for (unsigned i = 0; i < p->n; ++i)
-    for (AllocCache& k : p->workers[i].acache) k = AllocCache{};
+  // The workers' caches point into the slabs just freed; the workers are deleted right after.
 }
 
 }  // namespace plait::detail
