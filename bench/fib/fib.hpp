@@ -14,11 +14,13 @@ namespace fib_bench {
 struct Options {
   long long n = 30;
   long long cutoff = 0;
+  bool inject = false;
 };
 
 inline void add_options(plait_bench::Cli& cli, Options& o) {
   cli.add_int("n", &o.n, 0, 50, "compute fib(n)");
   cli.add_int("cutoff", &o.cutoff, 0, 50, "calls with n < cutoff recurse serially (0: a task per call)");
+  cli.add_flag("inject-error", &o.inject, "testing only: corrupt the result so that verification must fail");
 }
 
 // Exact values by iteration (independent of the recursive code under test).
@@ -53,11 +55,14 @@ inline std::uint64_t tasks(long long n, long long cutoff) {
 // the runtimes).
 long long serial_fib(long long n);
 
-inline void check(plait_bench::Record& rec, const Options& o, long long got) {
+// `task_cutoff`: the cut-off that decides which calls create a task construct, when it is not
+// --cutoff (the OpenMP if/final variants create one in every call with n >= 2).
+inline void check(plait_bench::Record& rec, const Options& o, long long got, long long task_cutoff = -1) {
+  if (o.inject) got += 1;
   long long want = reference(o.n);
   rec.check(got == want, "fib(" + std::to_string(o.n) + ") = " + std::to_string(got) +
                              (got == want ? "" : ", expected " + std::to_string(want)));
-  std::uint64_t t = tasks(o.n, o.cutoff);
+  std::uint64_t t = tasks(o.n, task_cutoff < 0 ? o.cutoff : task_cutoff);
   rec.stat("result", got);
   rec.stat("tasks", static_cast<unsigned long long>(t));
   if (t) rec.stat("ns_per_task", rec.time_s * 1e9 / static_cast<double>(t));

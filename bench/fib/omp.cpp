@@ -2,6 +2,13 @@
 
 #include "fib.hpp"
 
+#include <string>
+
+// --variant: the three cut-off styles of BOTS's fib, with the cut-off on n (as every runtime here):
+//   manual  calls with n < cutoff run the serial recursion (no task constructs below the cut-off)
+//   if      every call with n >= 2 creates its task; below the cut-off with if(false), undeferred
+//   final   every call with n >= 2 creates its task; the first task below the cut-off is final, so
+//           it and all its descendants run included (immediately, on the encountering thread)
 namespace {
 long long cutoff = 0;
 
@@ -14,13 +21,38 @@ long long fib(long long n) {
 #pragma omp taskwait
   return a + b;
 }
+
+long long fib_if(long long n) {
+  if (n < 2) return n;
+  long long a = 0;
+#pragma omp task shared(a) firstprivate(n) if (n >= cutoff)
+  a = fib_if(n - 1);
+  long long b = fib_if(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
+
+long long fib_final(long long n) {
+  if (n < 2) return n;
+  long long a = 0;
+#pragma omp task shared(a) firstprivate(n) final(n - 1 < cutoff)
+  a = fib_final(n - 1);
+  long long b = fib_final(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   return plait_bench::main_guard("fib", argc, argv, [](plait_bench::Cli& cli) {
     fib_bench::Options o;
     fib_bench::add_options(cli, o);
+    std::string variant = "manual";
+    cli.add_string("variant", &variant,
+                   "OpenMP cut-off style: manual (serial code past the cut-off), if (if-clause), final (final-clause)",
+                   {"manual", "if", "final"});
     cli.parse();
+    long long (*const kernel)(long long) = variant == "if" ? fib_if : variant == "final" ? fib_final : fib;
     cutoff = o.cutoff;
     omp_set_num_threads(static_cast<int>(cli.threads));
     plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
@@ -30,11 +62,12 @@ int main(int argc, char** argv) {
 #pragma omp single
       {
         double t0 = plait_bench::now();
-        r = fib(o.n);
+        r = kernel(o.n);
         secs = plait_bench::now() - t0;
       }
       rec.time_s = secs;
-      fib_bench::check(rec, o, r);
+      fib_bench::check(rec, o, r, variant == "manual" ? -1 : 0);
+      rec.stat("variant", variant);
     });
   });
 }

@@ -35,6 +35,11 @@ struct rt_plait {
     rec.stat("steals", static_cast<unsigned long long>(c.steals - base_.steals));
     rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals - base_.steals));
     rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts - base_.steal_attempts));
+    rec.stat("publishes", static_cast<unsigned long long>(c.publishes - base_.publishes));
+    rec.stat("sleeps", static_cast<unsigned long long>(c.sleeps - base_.sleeps));
+    rec.stat("inlined", static_cast<unsigned long long>(c.inlined - base_.inlined));
+    // idle time of all workers together (searching for work outside tasks), in ms
+    rec.stat("idle_ms", static_cast<double>(c.idle_ns - base_.idle_ns) / 1e6);
   }
 
   class group {
