@@ -120,7 +120,7 @@ void search_serial(const problem& pr, int id, const int fp[2], const board& b, p
       q.lhs = nws[j][1];
       q.rhs = q.lhs + c.alt[static_cast<std::size_t>(s)].cols - 1;
       board nb = b;
-      best.nodes.fetch_add(1, std::memory_order_relaxed);
+      best.nodes.add();
       if (!lay_down(id, nb, q)) continue;
       const int nfp[2] = {std::max(fp[0], q.bot + 1), std::max(fp[1], q.rhs + 1)};
       const int area = nfp[0] * nfp[1];
