@@ -93,6 +93,25 @@ static void settle(Worker* w, std::uint32_t protect) noexcept {
   }
 }
 
+// Owner, entering a task_group wait with private children of the group still queued: if some of
+// the group's children were published while it added them (split rose above the group's floor),
+// a thief asked for work during that burst, and it got half of what existed *at that moment* —
+// often one or two slots, when the request came early in the burst. The rest stay private until
+// the next request is served, which is at our next pop: after the task we are about to run. With
+// coarse children that is milliseconds of an idle thief (alignment: a 4 ms gap after the thief's
+// first task, 2.5 % of the run). So top up now: publish half of the group's private children.
+// Only owner-private fields decide, and nothing is done unless a thief asked during the burst.
+// The top slot (head - 1) stays private: the wait pops it next. settle() then puts pop_limit up
+// to the new split — without that, the pop fast path would take a published slot as private
+// while a thief may take it too (the first version of this function forgot it: sparselu hung
+// with a child counted twice).
+void top_up_for_wait(Worker* w, std::uint32_t floor) noexcept {
+  if (w->split <= floor || w->head < w->split + 2) return;
+  const std::uint32_t top = w->head - 1;
+  publish_half(w, top);
+  settle(w, top);
+}
+
 // (Only task_group::run's throttled path calls it, after its no_worker check.)
 void serve_request(Worker* w) noexcept { settle(w, w->head); }
 
@@ -227,6 +246,14 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   PLAIT_COUNT(self, steals, k);
   PLAIT_COUNT(self, steal_chunks, 1);
   end_idle(self);
+  if (t + k == s && PLAIT_LIKELY(v->req.load(std::memory_order_relaxed) == 0)) {
+    // We emptied the victim's shared part. Ask for more now, while our task runs, rather than
+    // when we come back empty-handed: the owner serves a request only at its next spawn or join,
+    // which a worker running a long leaf task may not reach for milliseconds, and the thief would
+    // idle for that long on every refill. Asked now, the refill is usually ready by the time we
+    // return. relaxed load: a hint, as above; request_work orders its own stores.
+    request_work(v);
+  }
   if (k == 1) {
     Slot& sl = v->dq[t];
     exec_fn fn = sl.exec;

@@ -127,6 +127,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
   //    above the floor is popped, also once no child is pending: stolen slots must leave the deque
   //    before the frame joins the spawn handles below them.
   if (floor < w->base) floor = w->base;
+  top_up_for_wait(w, floor);
   bool saved_ok = w->defer_ok;
   w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
   while (w->head > floor) {

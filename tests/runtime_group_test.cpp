@@ -1,6 +1,7 @@
 #include "test_util.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <vector>
 
@@ -298,3 +299,42 @@ TEST_P(Groups, TaskRecordsOfEverySizeStayIntact) {
 
 // Each record is freed and reused many times; the blocks stay the pool's until it is destroyed.
 TEST_P(Groups, TaskRecordsAreReusedAcrossManyGroups) { many_records<24>(pool(), 300, 64); }
+
+namespace {
+void spin_us(double us) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+}  // namespace
+
+// Coarse children added slowly, so that idle thieves ask for work while the group is still being
+// filled: the owner then publishes at the wait ("top up") and thieves ask for refills as soon as
+// they take the last shared slot. Every child must run exactly once, in every round; with more
+// than one worker the thieves must have taken part (publishes counted).
+TEST_P(Groups, CoarseChildrenAddedWhileThievesAskRunOnce) {
+  static constexpr int rounds = 40, kids = 48;
+  std::vector<std::atomic<int>> ran(static_cast<std::size_t>(rounds * kids));
+  pool().reset_counters();
+  pool().run([&] {
+    for (int r = 0; r < rounds; ++r) {
+      plait::task_group g;
+      for (int i = 0; i < kids; ++i) {
+        g.run([&ran, r, i] {
+          ran[static_cast<std::size_t>(r * kids + i)].fetch_add(1, std::memory_order_relaxed);
+          spin_us(20);
+        });
+        spin_us(1);
+      }
+      g.wait();
+    }
+  });
+  for (std::size_t k = 0; k < ran.size(); ++k) {
+    ASSERT_EQ(ran[k].load(), 1) << "child " << k;
+  }
+#if PLAIT_COUNTERS
+  if (pool().num_workers() > 1) {
+    EXPECT_GT(pool().total_counters().publishes, 0u);
+  }
+#endif
+}
