@@ -38,7 +38,9 @@ struct rt_plait {
     rec.stat("publishes", static_cast<unsigned long long>(c.publishes - base_.publishes));
     rec.stat("sleeps", static_cast<unsigned long long>(c.sleeps - base_.sleeps));
     rec.stat("inlined", static_cast<unsigned long long>(c.inlined - base_.inlined));
-    // idle time of all workers together (searching for work outside tasks), in ms
+    // idle time of all workers together (searching for work outside tasks), in ms; an idle stretch
+    // is counted when it ends, so one that began before the repetition (between repetitions, the
+    // workers wait while the verification runs) counts whole here
     rec.stat("idle_ms", static_cast<double>(c.idle_ns - base_.idle_ns) / 1e6);
   }
 
