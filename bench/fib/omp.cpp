@@ -22,22 +22,16 @@ long long fib(long long n) {
   return a + b;
 }
 
-long long fib_if(long long n) {
-  if (n < 2) return n;
-  long long a = 0;
-#pragma omp task shared(a) firstprivate(n) if (n >= cutoff)
-  a = fib_if(n - 1);
-  long long b = fib_if(n - 2);
-#pragma omp taskwait
-  return a + b;
-}
+// The if and final variants: every call with n >= 2 creates a task construct, and the clause of
+// the chosen variant applies below the cut-off (the other clause is always if(true) / final(false)).
+bool use_if = false, use_final = false;
 
-long long fib_final(long long n) {
+long long fib_clause(long long n) {
   if (n < 2) return n;
   long long a = 0;
-#pragma omp task shared(a) firstprivate(n) final(n - 1 < cutoff)
-  a = fib_final(n - 1);
-  long long b = fib_final(n - 2);
+#pragma omp task shared(a) firstprivate(n) if (!use_if || n >= cutoff) final(use_final && n - 1 < cutoff)
+  a = fib_clause(n - 1);
+  long long b = fib_clause(n - 2);
 #pragma omp taskwait
   return a + b;
 }
@@ -52,7 +46,9 @@ int main(int argc, char** argv) {
                    "OpenMP cut-off style: manual (serial code past the cut-off), if (if-clause), final (final-clause)",
                    {"manual", "if", "final"});
     cli.parse();
-    long long (*const kernel)(long long) = variant == "if" ? fib_if : variant == "final" ? fib_final : fib;
+    use_if = variant == "if";
+    use_final = variant == "final";
+    long long (*const kernel)(long long) = variant == "manual" ? fib : fib_clause;
     cutoff = o.cutoff;
     omp_set_num_threads(static_cast<int>(cli.threads));
     plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
