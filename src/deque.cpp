@@ -22,10 +22,13 @@ namespace plait::detail {
 constinit Worker no_worker{};
 constinit thread_local Worker* tl_worker __attribute__((tls_model("initial-exec"))) = &no_worker;
 
-// Thief: ask owner v to publish work (its next push or pop goes to the slow path).
+// Thief: ask owner v to publish work (its next push or pop goes to the slow path), unless a
+// request is already pending: then the line is left alone, as idle thieves keep reading it
+// (relaxed load: a hint; a request that lands just after it is served all the same).
 //   A: req.fetch_or(req_steal)  B: push_limit = 0  C: pop_limit = ~0       (in this order)
 // acq_rel on A and release on B/C pair with the owner's acq_rel exchanges in settle(): see there.
 void request_work(Worker* v) noexcept {
+  if (v->req.load(std::memory_order_relaxed) != 0) return;
   v->req.fetch_or(req_steal, std::memory_order_acq_rel);
   v->push_limit.store(0, std::memory_order_release);
   v->pop_limit.store(pop_limit_requested, std::memory_order_release);
@@ -101,10 +104,9 @@ static void settle(Worker* w, std::uint32_t protect) noexcept {
 // coarse children that is milliseconds of an idle thief (alignment: a 4 ms gap after the thief's
 // first task, 2.5 % of the run). So top up now: publish half of the group's private children.
 // Only owner-private fields decide, and nothing is done unless a thief asked during the burst.
-// The top slot (head - 1) stays private: the wait pops it next. settle() then puts pop_limit up
-// to the new split — without that, the pop fast path would take a published slot as private
-// while a thief may take it too (the first version of this function forgot it: sparselu hung
-// with a child counted twice).
+// The top slot (head - 1) stays private: the wait pops it next. settle() then raises pop_limit to
+// the new split; without it the pop fast path would take a published slot as private while a
+// thief may take it too.
 void top_up_for_wait(Worker* w, std::uint32_t floor) noexcept {
   if (w->split <= floor || w->head < w->split + 2) return;
   const std::uint32_t top = w->head - 1;
@@ -221,13 +223,12 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   std::uint64_t cur = v->ts.load(std::memory_order_relaxed);
   std::uint32_t t = ts_tail(cur), s = ts_split(cur);
   if (t >= s) {
-    // Nothing shared: ask the owner to publish at its next spawn/join, unless a request is already
-    // pending (then the line is left alone: idle thieves keep reading it). relaxed: a hint. The
-    // request is made also while the owner is all-stolen (push_limit 0): an owner that runs a
-    // loop without spawning learns from `req` that someone is hungry (parallel_for's adaptive
-    // partitioner splits on it); an earlier test of push_limit skipped those owners, and the
-    // adaptive loop then never split (flatloop ran serially on 2 workers).
-    if (v->req.load(std::memory_order_relaxed) == 0) request_work(v);
+    // Nothing shared: ask the owner to publish at its next spawn/join. The request is made also
+    // while the owner is all-stolen (push_limit 0): an owner that runs a loop without spawning
+    // learns from `req` that someone is hungry (parallel_for's adaptive partitioner splits on it);
+    // an earlier test of push_limit skipped those owners, and the adaptive loop then never split
+    // (flatloop ran serially on 2 workers).
+    request_work(v);
     PLAIT_COUNT(self, steal_failures, 1);
     if (PLAIT_UNLIKELY(tracing(self))) trace_steal_failed(self, v);
     return steal_result::empty;
@@ -246,12 +247,12 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   PLAIT_COUNT(self, steals, k);
   PLAIT_COUNT(self, steal_chunks, 1);
   end_idle(self);
-  if (t + k == s && PLAIT_LIKELY(v->req.load(std::memory_order_relaxed) == 0)) {
+  if (t + k == s) {
     // We emptied the victim's shared part. Ask for more now, while our task runs, rather than
     // when we come back empty-handed: the owner serves a request only at its next spawn or join,
     // which a worker running a long leaf task may not reach for milliseconds, and the thief would
     // idle for that long on every refill. Asked now, the refill is usually ready by the time we
-    // return. relaxed load: a hint, as above; request_work orders its own stores.
+    // return.
     request_work(v);
   }
   if (k == 1) {

@@ -68,7 +68,7 @@ static void sleep_once(Worker* w) noexcept {
   // Ask every busy owner to publish: its publish will wake us (see the essay).
   for (unsigned i = 0; i < p->n; ++i) {
     Worker* o = &p->workers[i];
-    if (o != w && o->req.load(std::memory_order_relaxed) == 0) request_work(o);
+    if (o != w) request_work(o);
   }
   // acquire: nothing is read through it; it only has to be read before we announce ourselves.
   std::uint32_t ev = p->events.load(std::memory_order_acquire);

@@ -63,7 +63,6 @@ int main(int argc, char** argv) {
       }
       rec.time_s = secs;
       fib_bench::check(rec, o, r, variant == "manual" ? -1 : 0);
-      rec.stat("variant", variant);
     });
   });
 }

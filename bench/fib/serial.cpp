@@ -7,7 +7,7 @@ long long cutoff = 0;
 // removed, so above the cut-off it makes the same calls in the same order (the spawned call
 // first) and enters serial_fib at the same values of n. Timing serial_fib(n) as a whole instead
 // is not the same program: entered at n = 40 rather than at n = 24 and 23 (cut-off 25), the
-// very same serial_fib code runs up to 10 % faster or slower on this machine (docs/kernels.md),
+// very same serial_fib code runs up to 12 % faster or slower on this machine (docs/kernels.md),
 // and that difference was being reported as the runtimes' overhead.
 long long fib(long long n) {
   if (n < 2 || n < cutoff) return fib_bench::serial_fib(n);
