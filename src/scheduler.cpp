@@ -136,9 +136,13 @@ void run_root(Pool* p, exec_fn exec, void* data) {
     p->inj_count.fetch_add(1, std::memory_order_relaxed);
   }
   notify_work(p, nullptr);
-  // Short spin first: short roots (benchmarks, tests) finish before a futex round trip would.
-  Backoff b(p->spin_limit);
-  for (unsigned i = 0; i < p->spin_limit + 64 && !job.done.load(std::memory_order_acquire); ++i) b.pause();
+  // Short spin first: short roots (tests, tiny benchmarks) finish before a futex round trip
+  // would. Pauses only, then block: the caller is not a worker, and a caller that kept calling
+  // sched_yield stayed runnable for the whole root, a third thread on the workers' CPUs. The
+  // scheduler then preempted workers for it at every tick and moved them to balance the load,
+  // until both of a 2-worker pool's workers shared one CPU for milliseconds at a time (sparselu,
+  // 2 workers on 2 CPUs: see docs/design.md, "The caller of a root").
+  for (unsigned i = 0; i < p->spin_limit && !job.done.load(std::memory_order_acquire); ++i) __builtin_ia32_pause();
   {
     std::unique_lock<std::mutex> lk(job.mu);
     // acquire: pairs with take_injected's release store, publishing the root's result. Taking the
