@@ -1,5 +1,6 @@
 #include "common/driver.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -283,10 +284,30 @@ void Runner::repeat(const std::function<void(Record&)>& body) {
   }
 }
 
+// glibc adapts its mmap and trim thresholds at run time: freeing a chunk that was mmap'ed raises
+// both. oneTBB's start-up does that, so a TBB binary kept its freed heap memory between
+// repetitions while the serial, Plait and OpenMP binaries returned it and page-faulted it back in
+// (sparselu --size small, 1 thread, 10 repetitions: 2,370 page faults for TBB vs 7,445 serial and
+// 7,515 Plait; docs/kernels.md). The kernels are the same code, so that difference belongs to
+// the allocator, not to the runtimes. Fixed thresholds (setting one turns the adaptation off) give
+// every binary the same allocator behaviour. PLAIT_BENCH_MALLOC=glibc keeps glibc's defaults.
+static void configure_malloc() {
+  const char* v = std::getenv("PLAIT_BENCH_MALLOC");
+  std::string mode = v ? v : "fixed";
+  if (mode == "glibc") return;
+  if (mode != "fixed")
+    throw usage_error("PLAIT_BENCH_MALLOC='" + mode + "' is not a malloc mode; accepted: fixed, glibc");
+  // 32 MiB is glibc's own upper bound for the adaptive mmap threshold on 64-bit; trimming only past
+  // 64 MiB of free memory at the top of a heap.
+  if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, 64 << 20) != 1)
+    throw std::runtime_error("mallopt failed to set the malloc thresholds");
+}
+
 int main_guard_rt(const std::string& kernel, const std::string& runtime, int argc, char** argv,
                   const std::function<void(Cli&)>& body) {
   std::string who = kernel + "-" + runtime;
   try {
+    configure_malloc();
     Cli cli(kernel, runtime, argc, argv);
     body(cli);
     return 0;

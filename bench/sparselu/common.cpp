@@ -6,6 +6,15 @@
 
 namespace sparselu {
 
+block_ptr new_block(std::size_t bs, bool zero) {
+  constexpr std::size_t page = 4096;
+  const std::size_t bytes = (bs * bs * sizeof(float) + page - 1) / page * page;
+  void* p = std::aligned_alloc(page, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  if (zero) std::memset(p, 0, bs * bs * sizeof(float));
+  return block_ptr(static_cast<float*>(p));
+}
+
 matrix generate(std::size_t nb, std::size_t bs) {
   matrix m;
   m.nb = nb;
@@ -23,7 +32,7 @@ matrix generate(std::size_t nb, std::size_t bs) {
       if (j % 2 == 1) empty = true;
       if (i == j || i + 1 == j || i == j + 1) empty = false;
       if (empty) continue;
-      m.blk[i * nb + j].reset(new float[bs * bs]);
+      m.blk[i * nb + j] = new_block(bs, false);
       float* p = m.blk[i * nb + j].get();
       for (std::size_t k = 0; k < bs * bs; ++k) {
         val = (3125 * val) % 65536;

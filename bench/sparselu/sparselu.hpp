@@ -16,7 +16,10 @@
 // input: for a random x, |A x - L (U x)| <= 1e-4 (|L| (|U| |x|)) in every row.
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -24,9 +27,16 @@
 
 namespace sparselu {
 
+// Blocks start on a page boundary (see new_block).
+struct block_free {
+  void operator()(float* p) const noexcept { std::free(p); }
+};
+using block_ptr = std::unique_ptr<float[], block_free>;
+block_ptr new_block(std::size_t bs, bool zero);
+
 struct matrix {
   std::size_t nb = 0, bs = 0;
-  std::vector<std::unique_ptr<float[]>> blk;  // nb * nb, null where the block is empty
+  std::vector<block_ptr> blk;  // nb * nb, null where the block is empty
   float* at(std::size_t i, std::size_t j) const { return blk[i * nb + j].get(); }
 };
 
@@ -43,7 +53,7 @@ std::string compare(const matrix& got, const matrix& ref);
 double residual(const matrix& original, const matrix& factors);
 
 inline void ensure_block(matrix& m, std::size_t i, std::size_t j) {
-  if (!m.blk[i * m.nb + j]) m.blk[i * m.nb + j].reset(new float[m.bs * m.bs]());
+  if (!m.blk[i * m.nb + j]) m.blk[i * m.nb + j] = new_block(m.bs, true);
 }
 
 template <class RT, class F>
