@@ -288,7 +288,7 @@ void Runner::repeat(const std::function<void(Record&)>& body) {
 // both. oneTBB's start-up does that, so a TBB binary kept its freed heap memory between
 // repetitions while the serial, Plait and OpenMP binaries returned it and page-faulted it back in
 // (sparselu --size small, 1 thread, 10 repetitions: 2,370 page faults for TBB vs 7,445 serial and
-// 7,515 Plait; docs/kernels.md). The kernels are the same code, so that difference belongs to
+// 7,515 Plait; docs/bench-protocol.md). The kernels are the same code, so that difference belongs to
 // the allocator, not to the runtimes. Fixed thresholds (setting one turns the adaptation off) give
 // every binary the same allocator behaviour. PLAIT_BENCH_MALLOC=glibc keeps glibc's defaults.
 static void configure_malloc() {

@@ -1,4 +1,7 @@
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 

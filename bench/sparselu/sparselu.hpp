@@ -17,9 +17,7 @@
 #pragma once
 
 #include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
