@@ -5,7 +5,7 @@ Reads the text of `perf script` for a recording of the scheduler tracepoints, e.
 
     perf record -a -e sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task -o p.data -- \
         sh -c 'for i in 1 2 3; do sparselu-plait --threads 2 --size small --reps 1 --warmup 1 --quiet; done'
-    perf script -i p.data > p.txt
+    perf script -F +pid -i p.data > p.txt
     tools/sched_stacking.py p.txt sparselu-plait
 
 A thread "waits" from the moment it is switched out while still runnable (prev_state R: preempted
@@ -74,21 +74,14 @@ def analyse(lines, command: str) -> list[Process]:
         if nxt in waiting:
             since, taker = waiting.pop(nxt)
             charged[(nxt, taker)] += (t - since) * 1e3
-    # Process = thread group. `perf script` prints "pid/tid" only with -F +pid; without it, the
-    # threads of one process are taken to be a run of close tids (a main thread and the workers
-    # it created right away), and the smallest is the main thread.
+    # Process = thread group, from the "pid/tid" column that `perf script -F +pid` prints. Without
+    # it there is no reliable grouping: processes started back to back get consecutive tids, so a
+    # run of close tids can span several of them.
+    if ours and not tgid:
+        raise ValueError("no pid/tid column (lines read 'comm TID [CPU]'); produce the text with perf script -F +pid")
     groups: dict[int, list[int]] = defaultdict(list)
-    if tgid:
-        for tid in sorted(ours):
-            groups[tgid.get(tid, tid)].append(tid)
-    else:
-        current = None
-        last = None
-        for tid in sorted(ours):
-            if current is None or last is None or tid - last > 2:
-                current = tid
-            groups[current].append(tid)
-            last = tid
+    for tid in sorted(ours):
+        groups[tgid.get(tid, tid)].append(tid)
     out = []
     for main, tids in groups.items():
         p = Process(main=main, threads=set(tids))

@@ -12,7 +12,7 @@ sys.modules["sched_stacking"] = ss  # dataclasses look their module up there
 _spec.loader.exec_module(ss)
 
 
-def sw(t, cpu, prev, prev_comm, state, nxt, next_comm, pid=None):
+def sw(t, cpu, prev, prev_comm, state, nxt, next_comm, pid=100):
     who = f"{pid}/{prev}" if pid is not None else str(prev)
     return (f"  {prev_comm} {who} [{cpu:03d}] {t:.6f}: sched:sched_switch: prev_comm={prev_comm} "
             f"prev_pid={prev} prev_prio=120 prev_state={state} ==> next_comm={next_comm} next_pid={nxt} next_prio=120")
@@ -61,9 +61,22 @@ def test_processes_are_thread_groups_when_perf_prints_pids():
 
 def test_long_names_are_matched_as_the_kernel_truncates_them():
     name = "sparselu-plait-extra"  # comm holds the first 15 characters
-    lines = [sw(3.0, 0, 11, name[:15], "R", 12, name[:15]), sw(3.002, 0, 12, name[:15], "R", 11, name[:15])]
+    lines = [sw(3.0, 0, 11, name[:15], "R", 12, name[:15], pid=11), sw(3.002, 0, 12, name[:15], "R", 11, name[:15], pid=11)]
     (p,) = ss.analyse(lines, name)
     assert p.main == 11 and p.main_runnable == pytest.approx(2.0)
+
+
+def test_text_without_pids_is_refused_rather_than_guessed(tmp_path, capsys):
+    # Two processes started back to back have consecutive tids (40, 41 and 42, 43): without the
+    # pid column nothing tells them apart.
+    lines = [sw(4.0, 0, 41, "bench", "R", 43, "bench", pid=None), sw(4.001, 0, 43, "bench", "R", 41, "bench", pid=None)]
+    with pytest.raises(ValueError, match="perf script -F \\+pid"):
+        ss.analyse(lines, "bench")
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(lines) + "\n")
+    assert ss.main(["x", str(f), "bench"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "-F +pid" in err
 
 
 def test_bad_input_is_one_clear_line(tmp_path, capsys):
