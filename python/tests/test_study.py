@@ -56,6 +56,30 @@ def test_good_study_expands(write_study):
     assert other.plan_hash() != st.plan_hash()
 
 
+def test_by_kernel_order_runs_each_kernels_configurations_back_to_back(write_study):
+    st = load_study(write_study(GOOD.replace("seed = 11", 'seed = 11\norder = "by-kernel"')), np=2)
+    plan = st.plan()
+    assert len(plan) == 12 * (1 + 3)
+    keys = {c.key for c in st.configs}
+    kernel_orders = []
+    for r in range(0, 4):
+        runs = [p for p in plan if p.round == r]
+        assert Counter(p.config.key for p in runs) == Counter(keys)  # still every configuration once
+        kernels = [p.config.kernel for p in runs]
+        # one block per kernel: the kernel changes exactly once in a round of two kernels
+        assert sum(1 for a, b in zip(kernels, kernels[1:]) if a != b) == 1
+        kernel_orders.append(kernels[0])
+    # blocks and the order inside them are shuffled anew each round
+    uts_orders = [[p.config.key for p in plan if p.round == r and p.config.kernel == "uts"] for r in range(4)]
+    assert len({tuple(o) for o in uts_orders}) > 1
+    assert len(set(kernel_orders)) == 2
+    assert [p.config.key for p in st.plan()] == [p.config.key for p in plan]  # deterministic for a seed
+    shuffled = load_study(write_study(GOOD, "s.toml"), np=2)
+    assert shuffled.settings.order == "shuffled" and shuffled.plan_hash() != st.plan_hash()
+    assert "study.order: 'random' is not one of 'shuffled', 'by-kernel'" in problems(
+        write_study(GOOD.replace("seed = 11", 'seed = 11\norder = "random"'), "bad.toml"))
+
+
 def test_threads_spec(write_study):
     st = load_study(write_study(GOOD.replace('threads = "1..2"', 'threads = "1..nproc"')), np=4)
     assert sorted({c.threads for c in st.configs if c.kernel == "uts"}) == [1, 2, 3, 4]

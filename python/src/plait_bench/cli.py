@@ -186,7 +186,7 @@ def plan(ctx, study: str) -> None:
                   str(exe) if exe.is_file() else f"[red]MISSING {exe}[/]")
     out.print(t)
     s = st.settings
-    out.print(f"rounds {s.rounds}, warm-up {s.warmup}, seed {s.seed}, timeout {s.timeout_s:g} s, pin {s.pin}, "
+    out.print(f"rounds {s.rounds} ({s.order}), warm-up {s.warmup}, seed {s.seed}, timeout {s.timeout_s:g} s, pin {s.pin}, "
               f"stack {s.stack}, OMP_STACKSIZE {s.omp_stacksize}")
     miss = missing_binaries(st, ctx["bins"])
     if miss:

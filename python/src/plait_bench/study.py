@@ -7,6 +7,7 @@ A study file is TOML (see docs/plait-bench.md for the full reference)::
     rounds = 3            # measured runs of every configuration, one per round
     warmup = 1            # unmeasured (but recorded) warm-up runs per configuration, before round 1
     seed = 42             # shuffles the order of every round; recorded with the session
+    order = "shuffled"    # or "by-kernel": each kernel's configurations back to back in a round
     timeout_s = 60        # per run
     pin = "auto"          # "auto" (affinity to CPUs 0..P-1, OMP_PROC_BIND/OMP_PLACES) or "none"
     stack = "unlimited"   # RLIMIT_STACK of each run ("unlimited", KiB as an integer, or "inherit")
@@ -51,7 +52,7 @@ class StudyError(Exception):
 
 STUDY_KEYS = {
     "name", "description", "rounds", "warmup", "seed", "timeout_s", "pin", "stack", "omp_stacksize",
-    "binary_warmup", "notes",
+    "binary_warmup", "notes", "order",
 }
 BENCH_KEYS = {"kernel", "runtimes", "threads", "params", "sweep", "cases", "runtime_params", "timeout_s", "label"}
 TOP_KEYS = {"study", "benchmark", "env"}
@@ -121,6 +122,10 @@ class StudySettings:
     stack: str = "unlimited"
     omp_stacksize: str = "100M"
     binary_warmup: int = 0
+    order: str = "shuffled"  # "shuffled" | "by-kernel"
+
+
+ORDERS = ("shuffled", "by-kernel")
 
 
 @dataclass
@@ -146,7 +151,12 @@ class Study:
 
     def plan(self) -> list[PlannedRun]:
         """Warm-ups first (round 0), then ``rounds`` rounds: every configuration once per round, the
-        order shuffled anew each round with a generator seeded from (seed, round)."""
+        order shuffled anew each round with a generator seeded from (seed, round).
+
+        With ``order = "by-kernel"`` a round runs the kernels in a shuffled order and each kernel's
+        configurations back to back, themselves shuffled: the runs a comparison is decided on then
+        lie seconds apart instead of a round's length, so a slow spell of a shared machine tends to
+        hit all of them rather than one runtime's."""
         s = self.settings
         base = sorted(self.configs, key=lambda c: c.key)
         out: list[PlannedRun] = []
@@ -157,8 +167,18 @@ class Study:
         for r, kind in rounds:
             reps = s.warmup if kind == "warmup" else 1
             for _ in range(reps):
-                order = list(base)
-                random.Random(f"{s.seed}/{r}/{_}").shuffle(order)
+                rng = random.Random(f"{s.seed}/{r}/{_}")
+                if s.order == "by-kernel":
+                    kernels = sorted({c.kernel for c in base})
+                    rng.shuffle(kernels)
+                    order = []
+                    for k in kernels:
+                        group = [c for c in base if c.kernel == k]
+                        rng.shuffle(group)
+                        order += group
+                else:
+                    order = list(base)
+                    rng.shuffle(order)
                 for c in order:
                     out.append(PlannedRun(seq, r, kind, c))
                     seq += 1
@@ -299,6 +319,11 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
     if pin not in ("auto", "none"):
         problems.append(f"study.pin: {pin!r} is not one of 'auto', 'none'")
     settings.pin = str(pin)
+    order = st.get("order", "shuffled")
+    if order not in ORDERS:
+        problems.append(f"study.order: {order!r} is not one of {', '.join(repr(o) for o in ORDERS)}")
+        order = "shuffled"
+    settings.order = str(order)
     stack = st.get("stack", "unlimited")
     if not (stack in ("unlimited", "inherit") or (isinstance(stack, int) and not isinstance(stack, bool) and stack > 0)):
         problems.append(f"study.stack: {stack!r} must be 'unlimited', 'inherit' or a size in KiB")
