@@ -145,6 +145,27 @@ def test_failed_runs_are_kept_and_exit_nonzero(tmp_path, write_study, fake_bins)
     assert con.execute("SELECT status FROM sessions").fetchone()[0] == "failed"
 
 
+def test_rounds_option_overrides_the_study_file(tmp_path, write_study, fake_bins):
+    path = write_study(STUDY)  # rounds = 3 in the file
+    dbp = tmp_path / "r.db"
+    env = bins_env(fake_bins, dbp)
+    cp = cli(["run", str(path), "--rounds", "1", "--no-summary"], env)
+    assert cp.returncode == 0, cp.stderr
+    con = sqlite3.connect(dbp)
+    assert con.execute("SELECT rounds FROM sessions").fetchone()[0] == 1
+    # 10 configurations (2 g x serial@1 + plait@1,2 + tbb@1,2): one warm-up and one measured run each
+    assert con.execute("SELECT COUNT(*) FROM runs WHERE kind = 'measured'").fetchone()[0] == 10
+    assert con.execute("SELECT MAX(round) FROM runs").fetchone()[0] == 1
+    # the file's count again is another plan: a new session, not a resume of the 1-round one
+    cp = cli(["run", str(path), "--no-summary"], env)
+    assert cp.returncode == 0, cp.stderr
+    assert [r[0] for r in con.execute("SELECT rounds FROM sessions ORDER BY id")] == [1, 3]
+    for bad in ("0", "x", "1001"):
+        cp = cli(["run", str(path), "--rounds", bad], env)
+        assert cp.returncode == 2 and "--rounds" in cp.stderr and cp.stderr.strip().count("\n") <= 3, cp.stderr
+    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2
+
+
 def test_missing_binary_and_bad_study_exit_2(tmp_path, write_study, fake_bins):
     path = write_study(STUDY)
     dbp = tmp_path / "m.db"

@@ -92,13 +92,23 @@ def pick_session(con, study: str | None, session: int | None):
     return row
 
 
-def load(ctx, study_spec: str):
+def load(ctx, study_spec: str, rounds: int | None = None):
     path = resolve_study_path(study_spec, ctx["root"])
     try:
-        return load_study(path, ctx["bins"])
+        st = load_study(path, ctx["bins"])
     except StudyError as e:
         err.print(f"[bold red]plait-bench: error:[/] {e.render()}", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
+    if rounds is not None:
+        # stored with the session (sessions.rounds) and part of the plan hash, so a session run
+        # with another count is never resumed by mistake
+        st.settings.rounds = rounds
+    return st
+
+
+ROUNDS_OPTION = click.option(
+    "--rounds", type=click.IntRange(1, 1000), default=None,
+    help="Measured rounds instead of the study file's (1..1000); stored with the session.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -125,8 +135,9 @@ def main() -> None:
 @click.option("--new", "new_session", is_flag=True, help="Start a new session even if an unfinished one of this study could be resumed.")
 @click.option("--keep-going", is_flag=True, help="Run even if some binaries are missing; their runs are stored as failed ('missing').")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary table at the end.")
+@ROUNDS_OPTION
 @common
-def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool) -> None:
+def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, rounds: int | None) -> None:
     """Run STUDY (a name in studies/ or a path to a .toml file).
 
     Every configuration (benchmark x runtime x threads x parameters) gets its warm-up run(s), then one
@@ -139,7 +150,7 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool) 
     from .summary import print_summary
     from .sweep import MissingBinaries, run_study
 
-    st = load(ctx, study)
+    st = load(ctx, study, rounds)
     con = open_db(ctx)
 
     def _term(signum, frame):  # SIGTERM stops like Ctrl-C: the running benchmark is killed, the session resumable
@@ -172,10 +183,11 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool) 
 
 @main.command()
 @click.argument("study")
+@ROUNDS_OPTION
 @common
-def plan(ctx, study: str) -> None:
+def plan(ctx, study: str, rounds: int | None) -> None:
     """Validate STUDY and list its configurations and runs without running anything."""
-    st = load(ctx, study)
+    st = load(ctx, study, rounds)
     p = st.plan()
     t = Table(title=f"study '{st.name}' ({st.path}): {len(st.configs)} configurations, {len(p)} runs, nproc={nproc()}")
     for c in ("benchmark", "runtime", "P", "params", "binary"):
