@@ -145,3 +145,35 @@ def test_repository_studies_are_valid():
         assert st.configs, name
         runtimes = {c.runtime for c in st.configs if c.kernel == "uts"}
         assert runtimes == {"serial", "plait", "tbb", "gomp", "libomp"}
+
+
+@pytest.mark.parametrize(
+    "runtime, threads, want",
+    [
+        ("plait", 2, {"PLAIT_PIN": "cores"}),
+        ("tbb", 2, {"PLAIT_BENCH_TBB_PIN": "cores"}),
+        ("gomp", 2, {"OMP_PROC_BIND": "close", "OMP_PLACES": "threads"}),
+        ("libomp", 1, {"OMP_PROC_BIND": "close", "OMP_PLACES": "threads"}),
+        ("serial", 1, {}),
+        # more threads than CPUs: the process is not restricted; only OpenMP keeps its binding
+        ("plait", 16, {}),
+        ("tbb", 16, {}),
+        ("gomp", 16, {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}),
+    ],
+)
+def test_placement_binds_every_runtimes_threads(monkeypatch, runtime, threads, want):
+    """pin = "auto": every parallel runtime's threads are bound one per CPU by its own mechanism."""
+    import os
+
+    from plait_bench.runner import placement
+    from plait_bench.study import Config, StudySettings
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    cfg = Config(kernel="fib", runtime=runtime, threads=threads, params=())
+    cpus, env, notes = placement(cfg, StudySettings(name="t", omp_stacksize=""))
+    assert cpus == ([0, 1][:threads] if threads <= 2 else None)
+    assert env == want
+    for var, val in want.items():
+        assert f"{var}={val}" in notes
+    none_cpus, none_env, none_notes = placement(cfg, StudySettings(name="t", pin="none", omp_stacksize=""))
+    assert none_cpus is None and none_env == {} and "unpinned" in none_notes

@@ -1,13 +1,24 @@
 // oneTBB adapter (see rt/common.hpp). Tasks are counted per thread (owner-only counters), and a
 // task that runs on another thread than the one that created it counts as moved.
+//
+// PLAIT_BENCH_TBB_PIN=cores binds the thread in arena slot i to the i-th CPU of the process's
+// affinity mask (modulo its size), as PLAIT_PIN=cores does for Plait's workers and
+// OMP_PROC_BIND=close with OMP_PLACES=threads for OpenMP's threads; oneTBB has no switch of its own
+// for this, so a task_scheduler_observer does it when a thread enters the arena. `none` (default)
+// leaves placement to the OS. plait-bench sets it for studies with pin = "auto".
 #pragma once
 
+#include <sched.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
+#include <tbb/task_scheduler_observer.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -28,6 +39,7 @@ struct rt_tbb {
     gc_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, t);
     arena_ = std::make_unique<tbb::task_arena>(static_cast<int>(threads));
     arena_->initialize();
+    if (pin_from_env()) pin_ = std::make_unique<pinner>(*arena_);
     cnt_.assign(t + 1, counter{});
   }
   template <class F>
@@ -45,6 +57,8 @@ struct rt_tbb {
     }
     rec.stat("tasks", tasks);
     rec.stat("moved_tasks", moved);
+    // threads bound so far (each once, when it first entered the arena); absent when not pinning
+    if (pin_) rec.stat("pinned_threads", pin_->pinned.load(std::memory_order_relaxed));
   }
 
   // Index of the calling thread in the arena, clamped into the counter table.
@@ -96,8 +110,50 @@ struct rt_tbb {
   struct alignas(64) counter {
     unsigned long long tasks = 0, moved = 0;
   };
+
+  // PLAIT_BENCH_TBB_PIN: unset, empty or "none" -> false, "cores" -> true, anything else refused.
+  static bool pin_from_env() {
+    const char* v = std::getenv("PLAIT_BENCH_TBB_PIN");
+    const std::string mode = v ? v : "";
+    if (mode.empty() || mode == "none") return false;
+    if (mode == "cores") return true;
+    throw plait_bench::usage_error("PLAIT_BENCH_TBB_PIN='" + mode + "' is not a pinning mode; accepted: none, cores");
+  }
+
+  // Binds each thread that enters the arena to CPU cpus[slot % cpus.size()], once per thread.
+  class pinner : public tbb::task_scheduler_observer {
+   public:
+    explicit pinner(tbb::task_arena& a) : tbb::task_scheduler_observer(a) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &set)) cpus_.push_back(c);
+      if (!cpus_.empty()) observe(true);
+    }
+    ~pinner() override { observe(false); }
+    void on_scheduler_entry(bool) override {
+      thread_local const void* done = nullptr;  // the pinner this thread was last bound by
+      if (done == this) return;
+      const int slot = tbb::this_task_arena::current_thread_index();
+      if (slot < 0) return;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus_[static_cast<std::size_t>(slot) % cpus_.size()], &one);
+      if (sched_setaffinity(0, sizeof one, &one) == 0) {
+        done = this;
+        pinned.fetch_add(1, std::memory_order_relaxed);  // a statistic only; nothing is ordered by it
+      }
+    }
+    std::atomic<unsigned long long> pinned{0};
+
+   private:
+    std::vector<int> cpus_;
+  };
+
   std::unique_ptr<tbb::global_control> gc_;
   std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<pinner> pin_;  // after arena_: stops observing before the arena goes
   std::vector<counter> cnt_;
 };
 

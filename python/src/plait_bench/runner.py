@@ -17,6 +17,8 @@ from .registry import HelpInfo
 from .study import Config, StudySettings
 
 OMP_RUNTIMES = ("gomp", "libomp")
+# The variable that binds a runtime's thread i to the i-th CPU of the process's affinity mask.
+THREAD_PIN_ENV = {"plait": "PLAIT_PIN", "tbb": "PLAIT_BENCH_TBB_PIN"}
 
 STATUS_BY_EXIT = {1: "unverified", 2: "bad-input", 3: "error"}
 FAILED_STATUSES = ("unverified", "bad-input", "error", "crashed", "timeout", "missing", "no-output")
@@ -56,6 +58,13 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
             env["OMP_PROC_BIND"] = "close"
             env["OMP_PLACES"] = "cores" if cpus is None else "threads"
             notes.append(f"OMP_PROC_BIND=close OMP_PLACES={env['OMP_PLACES']}")
+        elif cpus is not None and cfg.runtime in THREAD_PIN_ENV:
+            # Each runtime's threads bound one per CPU by its own mechanism, as OpenMP's are above;
+            # with only the process's affinity set, two of Plait's or TBB's threads could share a
+            # CPU for milliseconds while OpenMP's could not. Oversubscribed runs stay unbound.
+            var = THREAD_PIN_ENV[cfg.runtime]
+            env[var] = "cores"
+            notes.append(f"{var}=cores")
     else:
         notes.append("unpinned (pin = none)")
     if cfg.runtime in OMP_RUNTIMES and settings.omp_stacksize:
