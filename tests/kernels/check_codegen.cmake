@@ -1,6 +1,8 @@
-# cmake -DDB=compile_commands.json -DBENCH=<src>/bench -DALIGN=<PLAIT_BENCH_ALIGN_LOOPS> -P check_codegen.cmake
+# cmake -DDB=compile_commands.json -DBENCH=<src>/bench -DALIGN=<PLAIT_BENCH_ALIGN_LOOPS>
+#       -DALIGN_FUNCTIONS=<PLAIT_BENCH_ALIGN_FUNCTIONS> -P check_codegen.cmake
 # Fails unless every benchmark kernel source and the shared driver (all of bench/ but micro/) are
-# compiled into the benchmark targets with -falign-loops=ALIGN (none when ALIGN is 0), and unless there is at least one.
+# compiled into the benchmark targets with -falign-loops=ALIGN and -falign-functions=ALIGN_FUNCTIONS
+# (neither flag when its value is 0), and unless there is at least one.
 file(READ ${DB} db)
 string(JSON n LENGTH "${db}")
 set(checked 0)
@@ -19,16 +21,23 @@ foreach(i RANGE ${last})
   if(NOT cmd MATCHES " -o bench/CMakeFiles/")
     continue()
   endif()
-  if(ALIGN STREQUAL "0")
-    if(cmd MATCHES "-falign-loops")
-      message(FATAL_ERROR "${file}: compiled with -falign-loops although PLAIT_BENCH_ALIGN_LOOPS is 0")
+  foreach(what loops functions)
+    if(what STREQUAL "loops")
+      set(want ${ALIGN})
+    else()
+      set(want ${ALIGN_FUNCTIONS})
     endif()
-  elseif(NOT cmd MATCHES "-falign-loops=${ALIGN}( |$)")
-    message(FATAL_ERROR "${file}: not compiled with -falign-loops=${ALIGN}: ${cmd}")
-  endif()
+    if(want STREQUAL "0")
+      if(cmd MATCHES "-falign-${what}")
+        message(FATAL_ERROR "${file}: compiled with -falign-${what} although its alignment is 0")
+      endif()
+    elseif(NOT cmd MATCHES "-falign-${what}=${want}( |$)")
+      message(FATAL_ERROR "${file}: not compiled with -falign-${what}=${want}: ${cmd}")
+    endif()
+  endforeach()
   math(EXPR checked "${checked} + 1")
 endforeach()
 if(checked EQUAL 0)
   message(FATAL_ERROR "no benchmark sources under ${BENCH} in ${DB}")
 endif()
-message(STATUS "${checked} benchmark sources compiled with the same loop alignment (${ALIGN})")
+message(STATUS "${checked} benchmark sources compiled with the same loop (${ALIGN}) and function (${ALIGN_FUNCTIONS}) alignment")

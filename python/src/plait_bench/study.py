@@ -9,7 +9,7 @@ A study file is TOML (see docs/plait-bench.md for the full reference)::
     seed = 42             # shuffles the order of every round; recorded with the session
     order = "shuffled"    # or "by-kernel": each kernel's configurations back to back in a round
     timeout_s = 60        # per run
-    pin = "auto"          # "auto" (affinity to CPUs 0..P-1, OMP_PROC_BIND/OMP_PLACES) or "none"
+    pin = "auto"          # "auto" (affinity to CPUs 0..P-1, thread i bound to CPU i) or "none"
     stack = "unlimited"   # RLIMIT_STACK of each run ("unlimited", KiB as an integer, or "inherit")
     omp_stacksize = "100M"
 
