@@ -275,3 +275,50 @@ def test_studies_validate():
         st = load_study(root / "studies" / f"{name}.toml", bins, np=2, check_binaries=bins.gcc.is_dir())
         assert len(st.configs) == n, name
     assert sys.version_info >= (3, 11)
+
+
+def test_paired_ratio_per_round():
+    """The paired ratio: per round, Plait over the fastest reference of that round; median over rounds."""
+    from plait_bench.analysis import Cell
+    from plait_bench.suite import paired_ratio
+
+    def cell(series, times):
+        c = Cell(kernel="k", base={}, series=series, runtime=series, threads=2)
+        for rnd, t in times.items():
+            r = run("k", series, 2, {}, t)
+            r.round = rnd
+            c.runs.append(r)
+        return c
+
+    # round 4 has no gomp run and round 5 a failed tbb run: both are left out
+    mine = cell("plait", {1: 1.0, 2: 2.0, 3: 3.0, 4: 1.0, 5: 1.0})
+    tbb = cell("tbb", {1: 2.0, 2: 1.0, 3: 3.0, 4: 1.0})
+    gomp = cell("gomp", {1: 4.0, 2: 4.0, 3: 6.0, 5: 1.0})
+    bad = run("k", "tbb", 2, {}, None, status="error")
+    bad.round = 5
+    tbb.runs.append(bad)
+    med, n = paired_ratio(mine, [tbb, gomp])
+    assert n == 3 and med == pytest.approx(1.0)  # ratios 0.5, 2.0, 1.0
+    assert paired_ratio(mine, [cell("libomp", {9: 1.0})]) is None
+    # two runs of one cell in a round: their median
+    two = cell("plait", {1: 1.0})
+    extra = run("k", "plait", 2, {}, 3.0)
+    two.runs.append(extra)
+    assert paired_ratio(two, [cell("serial", {1: 1.0})]) == (pytest.approx(2.0), 1)
+
+
+def test_targets_show_the_paired_ratio_beside_the_verdict():
+    """A median miss stays a miss when the paired ratio is below 1: the verdict is the medians'."""
+    base = {"size": "small", "cutoff": "fine"}
+    runs = []
+    # Plait's runs fall in slow spells of the host in rounds 1-2 only: median 1.3 vs peer 1.0, paired 0.9
+    for rnd, (p, t) in enumerate([(1.5, 1.0), (1.4, 1.0), (0.9, 1.0), (1.3, 1.45), (0.9, 1.0)], start=1):
+        for rt, v in (("plait", p), ("tbb", t)):
+            r = run("sort", rt, 2, base, v)
+            r.round = rnd
+            runs.append(r)
+    tg = targets(Dataset(runs), None)
+    fine = by_target(tg, "fine cut-off")[0]
+    assert fine.verdict == "not met"
+    assert "paired ×0.900 over the round's fastest peer (5 rounds)" in fine.reference
+    assert "paired ×0.90" in fine.brief

@@ -591,7 +591,9 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
     nm = sum(1 for t in tg if t.verdict == "met")
     nn = sum(1 for t in tg if t.verdict == "not met")
     md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; medians decide, and a row with a "
-              f"failed Plait run is not met. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
+              f"failed Plait run is not met. \"paired\": the median over rounds of Plait's run over the same round's "
+              f"serial run or fastest peer run (runs of one round lie close together in time), shown beside the "
+              f"verdict, not deciding it. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
     return md, written
 
 

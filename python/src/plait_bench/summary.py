@@ -221,7 +221,7 @@ def suite_tables(ds: Dataset) -> list[Table]:
             t.add_row(p.kernel, escape(p.cutoff_text), str(P), *cells)
         out.append(t)
     tg = suite.targets(ds, ghz, costs)
-    t = Table(title="issue-6 targets (medians decide; a failed Plait run is not met; details: plait-bench report)")
+    t = Table(title="issue-6 targets (medians decide; paired = median per-round ratio, shown only; a failed Plait run is not met; details: plait-bench report)")
     for c in ("target", "scope", "numbers", "verdict"):
         t.add_column(c)
     colour = {"met": "green", "not met": "red"}
