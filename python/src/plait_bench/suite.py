@@ -320,18 +320,13 @@ def paired_ratio(mine: Cell, refs: list[Cell]) -> tuple[float, int] | None:
         for r in c.ok_runs:
             if r.time_s is not None and r.time_s > 0:
                 by.setdefault(r.round, []).append(r.time_s)
-        return {k: sorted(v)[len(v) // 2] if len(v) % 2 else sum(sorted(v)[len(v) // 2 - 1:len(v) // 2 + 1]) / 2
-                for k, v in by.items()}
+        return {k: Summary.of(v).median for k, v in by.items()}
 
     m = per_round(mine)
     rs = [per_round(c) for c in refs]
-    rounds = [k for k in m if all(k in r for r in rs)]
-    if not rounds or not rs:
-        return None
-    ratios = sorted(m[k] / min(r[k] for r in rs) for k in rounds)
-    n = len(ratios)
-    med = ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2
-    return med, n
+    rounds = [k for k in m if rs and all(k in r for r in rs)]
+    s = Summary.of(m[k] / min(r[k] for r in rs) for k in rounds)
+    return None if s is None else (s.median, s.n)
 
 
 def _paired_text(p: tuple[float, int] | None, what: str) -> str:
