@@ -297,14 +297,58 @@ def test_paired_ratio_per_round():
     bad = run("k", "tbb", 2, {}, None, status="error")
     bad.round = 5
     tbb.runs.append(bad)
-    med, n = paired_ratio(mine, [tbb, gomp])
-    assert n == 3 and med == pytest.approx(1.0)  # ratios 0.5, 2.0, 1.0
+    p = paired_ratio(mine, [tbb, gomp])
+    assert p.n == 3 and p.median == pytest.approx(1.0)  # ratios 0.5, 2.0, 1.0
+    assert p.ci is None and p.against(10.0) == "undecided"  # 3 rounds: no 95 % interval
     assert paired_ratio(mine, [cell("libomp", {9: 1.0})]) is None
     # two runs of one cell in a round: their median
     two = cell("plait", {1: 1.0})
     extra = run("k", "plait", 2, {}, 3.0)
     two.runs.append(extra)
-    assert paired_ratio(two, [cell("serial", {1: 1.0})]) == (pytest.approx(2.0), 1)
+    p = paired_ratio(two, [cell("serial", {1: 1.0})])
+    assert (p.median, p.n) == (pytest.approx(2.0), 1)
+
+
+def test_median_ci_is_the_sign_test_interval():
+    """[x_(k), x_(n+1-k)] with the largest k whose binomial coverage is >= 95 %; none below 6 values."""
+    from plait_bench.suite import median_ci
+
+    assert median_ci([]) is None
+    assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) is None  # [min, max] covers only 93.75 %
+    assert median_ci([6.0, 1.0, 5.0, 2.0, 4.0, 3.0]) == (1.0, 6.0)  # 96.9 %, unsorted input
+    assert median_ci([float(x) for x in range(1, 10)]) == (2.0, 8.0)  # 9 rounds: 96.1 %
+    assert median_ci([float(x) for x in range(1, 26)]) == (8.0, 18.0)  # 25 rounds: 95.7 %
+    assert median_ci([float(x) for x in range(1, 101)]) == (40.0, 61.0)  # the textbook n = 100 interval
+    assert median_ci([float(x) for x in range(1, 10)], level=0.99) == (1.0, 9.0)  # 99.6 % only at the ends
+    assert median_ci([float(x) for x in range(2000)]) is not None  # exact integers: no float overflow
+
+
+def test_paired_interval_says_within_outside_or_undecided():
+    """The interval column: within when the whole 95 % interval meets the limit, outside when none
+    of it does, undecided otherwise; it never changes the medians' verdict."""
+    base = {"size": "small", "cutoff": "fine"}
+
+    def fine_target(ratios):
+        runs = []
+        for rnd, q in enumerate(ratios, start=1):
+            for rt, v in (("plait", q), ("tbb", 1.0)):
+                r = run("sort", rt, 2, base, v)
+                r.round = rnd
+                runs.append(r)
+        return by_target(targets(Dataset(runs), None), "fine cut-off")[0]
+
+    clear = fine_target([0.90, 0.92, 0.95, 0.91, 0.93, 0.94, 0.96, 0.90, 0.97])
+    assert (clear.verdict, clear.interval) == ("met", "within")
+    assert "95 % interval 0.900–0.960: within the target" in clear.reference
+    slow = fine_target([1.10, 1.08, 1.05, 1.09, 1.12, 1.07, 1.06, 1.11, 1.04])
+    assert (slow.verdict, slow.interval) == ("not met", "outside")
+    # a tie: the median meets the target, but two of nine rounds are enough to put 1 inside the interval
+    tie = fine_target([0.97, 1.02, 0.99, 1.01, 0.98, 1.03, 0.96, 1.00, 0.995])
+    assert (tie.verdict, tie.interval) == ("met", "undecided")
+    assert "cannot tell" in tie.reference
+    few = fine_target([0.9, 0.9, 0.9])
+    assert (few.verdict, few.interval) == ("met", "undecided")
+    assert "no 95 % interval below 6 rounds" in few.reference
 
 
 def test_targets_show_the_paired_ratio_beside_the_verdict():
@@ -320,5 +364,27 @@ def test_targets_show_the_paired_ratio_beside_the_verdict():
     tg = targets(Dataset(runs), None)
     fine = by_target(tg, "fine cut-off")[0]
     assert fine.verdict == "not met"
-    assert "paired ×0.900 over the round's fastest peer (5 rounds)" in fine.reference
+    assert "paired ×0.900 over tbb (5 rounds;" in fine.reference
     assert "paired ×0.90" in fine.brief
+
+
+def test_fine_paired_ratio_is_with_the_best_peer_by_median():
+    """Three runtimes that tie: paired with the best-median peer, not the per-round fastest peer
+    (which would put Plait behind in most rounds); the other peers' paired ratios are listed."""
+    base = {"size": "small", "cutoff": "fine"}
+    plait = [1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97, 1.00]
+    tbb = [1.01, 0.98, 1.00, 1.02, 0.97, 1.00, 0.99, 1.03, 1.005]
+    gomp = [0.98, 1.03, 1.01, 0.97, 1.02, 1.01, 0.98, 1.00, 1.02]
+    runs = []
+    for rnd in range(9):
+        for rt, v in (("plait", plait[rnd]), ("tbb", tbb[rnd]), ("gomp", gomp[rnd])):
+            r = run("sort", rt, 2, base, v)
+            r.round = rnd + 1
+            runs.append(r)
+    fine = by_target(targets(Dataset(runs), None), "fine cut-off")[0]
+    assert fine.verdict == "met"  # medians 1.00 vs tbb 1.00 and gomp 1.01
+    per_round_min = sorted(p / min(t, g) for p, t, g in zip(plait, tbb, gomp))[4]
+    assert per_round_min > 1.01  # the biased statistic would read as a loss
+    assert "paired ×0.995 over tbb (9 rounds; 95 % interval" in fine.reference
+    assert "; paired ×0.990 over gomp" in fine.reference
+    assert fine.interval == "undecided"

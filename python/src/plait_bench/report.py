@@ -585,15 +585,20 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
     # targets
     tg = suite.targets(ds, ghz, costs)
     md.append("\n### Targets (issue 6)\n")
-    md.append(suite_table(["target", "scope", "Plait", "reference", "verdict"],
+    md.append(suite_table(["target", "scope", "Plait", "reference", "verdict", "paired interval"],
                           [[t.target, t.scope, t.plait, t.reference,
-                            {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict)] for t in tg]) + "\n")
+                            {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict), t.interval]
+                           for t in tg]) + "\n")
     nm = sum(1 for t in tg if t.verdict == "met")
     nn = sum(1 for t in tg if t.verdict == "not met")
     md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; medians decide, and a row with a "
               f"failed Plait run is not met. \"paired\": the median over rounds of Plait's run over the same round's "
-              f"serial run or fastest peer run (runs of one round lie close together in time), shown beside the "
-              f"verdict, not deciding it. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
+              f"serial run, or run of the best peer by median (every other peer's is listed too; runs of one round "
+              f"lie close together in time), shown beside the "
+              f"verdict, not deciding it. \"paired interval\": what the distribution-free 95 % interval of "
+              f"that median (the sign-test interval; none below 6 rounds) says about the target: within, "
+              f"outside, or undecided when it straddles the limit, i.e. the rounds cannot tell Plait from its "
+              f"reference. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
     return md, written
 
 

@@ -221,8 +221,10 @@ def suite_tables(ds: Dataset) -> list[Table]:
             t.add_row(p.kernel, escape(p.cutoff_text), str(P), *cells)
         out.append(t)
     tg = suite.targets(ds, ghz, costs)
-    t = Table(title="issue-6 targets (medians decide; paired = median per-round ratio, shown only; a failed Plait run is not met; details: plait-bench report)")
-    for c in ("target", "scope", "numbers", "verdict"):
+    t = Table(title="issue-6 targets (medians decide; paired = median per-round ratio, shown only; a failed Plait run is not met; details: plait-bench report)",
+              caption="interval: what the 95 % interval of the paired ratio says about the target "
+                      "(within, outside, or undecided: the rounds cannot tell)")
+    for c in ("target", "scope", "numbers", "verdict", "interval"):
         t.add_column(c)
     colour = {"met": "green", "not met": "red"}
     prev = None
@@ -233,6 +235,7 @@ def suite_tables(ds: Dataset) -> list[Table]:
         prev = x.target
         t.add_row(escape(x.short), escape(x.scope.split(";")[0] + (")" if ";" in x.scope else "")),
                   escape(x.brief or (x.plait + (f" / {x.reference}" if x.reference else ""))),
-                  f"[{colour[v]}]{v}[/]" if v in colour else v)
+                  f"[{colour[v]}]{v}[/]" if v in colour else v,
+                  {"within": "[green]within[/]", "outside": "[red]outside[/]"}.get(x.interval, x.interval))
     out.append(t)
     return out
