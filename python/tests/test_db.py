@@ -95,6 +95,33 @@ def test_resume_after_interrupt_no_loss_no_duplicates(tmp_path, write_study, fak
     assert not res2.resumed and res2.session_id != res.session_id
 
 
+def test_resumed_runs_keep_their_compiler(tmp_path, write_study, fake_bins, monkeypatch):
+    """A plait@clang configuration runs the clang tree's binary, also after an interrupted session
+    resumes from the stored plan."""
+    text = STUDY.replace('runtimes = ["serial", "plait", "tbb"]', 'runtimes = ["serial", "plait", "plait@clang"]')
+    assert text != STUDY
+    st = load_study(write_study(text), fake_bins, np=2)
+    con = db.connect(tmp_path / "c.db")
+    real = sweep.execute
+    calls = {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(sweep, "execute", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run_study(st, con, fake_bins, find_root())
+    monkeypatch.setattr(sweep, "execute", real)
+    assert sweep.run_study(st, con, fake_bins, find_root()).resumed
+    rows = con.execute("SELECT series, runtime, binary FROM runs").fetchall()
+    clang = [r for r in rows if r["series"] == "plait@clang"]
+    assert clang and all(r["runtime"] == "plait" and r["binary"] == str(fake_bins.clang / "uts-plait") for r in clang)
+    assert all(r["binary"].startswith(str(fake_bins.gcc)) for r in rows if r["series"] != "plait@clang")
+
+
 def test_kill_minus_9_then_resume(tmp_path, write_study, fake_bins):
     path = write_study(STUDY)
     dbp = tmp_path / "k.db"

@@ -131,6 +131,33 @@ def test_parameters_checked_against_binary_help(write_study, fake_bins):
     assert "unknown value 'bogus'; accepted: spawn, group" in problems(write_study(bad2, "c.toml"), fake_bins)
 
 
+def test_runtime_at_compiler_selects_the_clang_build(write_study, fake_bins):
+    """plait@clang: Plait's binary from the clang tree, a series of its own; gomp@clang and the like
+    are named errors."""
+    from plait_bench.registry import compiler_of, parse_runtime
+
+    assert parse_runtime("plait@clang") == ("plait", "clang")
+    assert parse_runtime("plait@gcc") == ("plait", "") and parse_runtime("libomp@clang") == ("libomp", "")
+    for bad, msg in (("gomp@clang", "gomp is built only by gcc"), ("libomp@gcc", "libomp is built only by clang"),
+                     ("plait@icc", "unknown compiler 'icc'"), ("cilk@clang", "unknown runtime 'cilk@clang'")):
+        with pytest.raises(ValueError, match=msg):
+            parse_runtime(bad)
+    assert [compiler_of(s) for s in ("plait", "libomp", "tbb@clang[x=1]", "gomp")] == ["gcc", "clang", "clang", "gcc"]
+
+    text = GOOD.replace('runtimes = ["serial", "plait"]', 'runtimes = ["serial", "plait", "plait@clang", "plait@gcc", "libomp"]')
+    st = load_study(write_study(text), fake_bins, np=2)
+    fib = {c.series: c for c in st.configs if c.kernel == "fib"}
+    assert set(fib) == {"serial", "plait", "plait@clang", "libomp"}  # plait@gcc is plain plait: once
+    assert fib["plait@clang"].runtime == "plait" and fib["plait@clang"].key == "fib|plait@clang|P=2|n=15"
+    assert fake_bins.binary("fib", "plait", fib["plait@clang"].compiler) == fake_bins.clang / "fib-plait"
+    assert fake_bins.binary("fib", "plait", fib["plait"].compiler) == fake_bins.gcc / "fib-plait"
+    assert missing_binaries(st, fake_bins) == []
+    (fake_bins.clang / "fib-plait").unlink()
+    assert missing_binaries(st, fake_bins) == [fake_bins.clang / "fib-plait"]
+    bad = GOOD.replace('runtimes = ["serial", "plait"]', 'runtimes = ["serial", "gomp@clang"]')
+    assert "runtimes: 'gomp@clang': gomp is built only by gcc" in problems(write_study(bad, "b.toml"))
+
+
 def test_missing_binaries_listed(write_study, fake_bins):
     st = load_study(write_study(GOOD), fake_bins, np=2)
     assert missing_binaries(st, fake_bins) == []

@@ -154,7 +154,7 @@ def test_overhead_table_and_targets():
     coarse = {t.scope.split(" ")[0]: t for t in by_target(tg, "coarse cut-off")}
     assert set(fine) == {"sort", "fft", "sparselu", "health"}  # no cut-off kernels count as fine ...
     assert set(coarse) == {"sort", "fft", "sparselu"}  # ... and as coarse
-    assert fine["sort"].verdict == "met" and "best libomp" in fine["sort"].reference
+    assert fine["sort"].verdict == "met" and "closest libomp" in fine["sort"].reference
     assert fine["fft"].verdict == "not met" and "×1.45" in fine["fft"].reference  # 0.8 / 0.55
     assert fine["sparselu"].verdict == "met" and "FAILED" in fine["sparselu"].reference  # a failed peer is shown
     assert fine["health"].verdict == "not met" and "all runs FAILED" in fine["health"].plait
@@ -364,7 +364,7 @@ def test_targets_show_the_paired_ratio_beside_the_verdict():
     tg = targets(Dataset(runs), None)
     fine = by_target(tg, "fine cut-off")[0]
     assert fine.verdict == "not met"
-    assert "paired ×0.900 over tbb (5 rounds;" in fine.reference
+    assert "paired plait ×0.900 over tbb (5 rounds;" in fine.reference
     assert "paired ×0.90" in fine.brief
 
 
@@ -385,6 +385,35 @@ def test_fine_paired_ratio_is_with_the_best_peer_by_median():
     assert fine.verdict == "met"  # medians 1.00 vs tbb 1.00 and gomp 1.01
     per_round_min = sorted(p / min(t, g) for p, t, g in zip(plait, tbb, gomp))[4]
     assert per_round_min > 1.01  # the biased statistic would read as a loss
-    assert "paired ×0.995 over tbb (9 rounds; 95 % interval" in fine.reference
-    assert "; paired ×0.990 over gomp" in fine.reference
+    assert "paired plait ×0.995 over tbb (9 rounds; 95 % interval" in fine.reference
+    assert "; paired plait ×0.990 over gomp" in fine.reference
     assert fine.interval == "undecided"
+
+
+def test_fine_target_compares_libomp_with_plaits_clang_build():
+    """libomp (clang only) is compared with plait@clang when the session has it, the gcc peers with
+    the gcc build; without plait@clang the row names the compiler mismatch."""
+    base = {"size": "small", "cutoff": "fine"}
+    times = {"plait": 1.05, "plait@clang": 0.97, "libomp": 1.00, "tbb": 1.10, "gomp": 1.08}
+
+    def session(series):
+        runs = []
+        for rnd in range(1, 10):
+            for s in series:
+                r = run("sort", s.split("@")[0], 2, base, times[s] * (1 + 0.001 * rnd))
+                r.series = s
+                r.round = rnd
+                runs.append(r)
+        return by_target(targets(Dataset(runs), None), "fine cut-off")[0]
+
+    both = session(["plait", "plait@clang", "libomp", "tbb", "gomp"])
+    assert both.verdict == "met" and "plait@clang" in both.plait
+    # closest: gomp (1.05/1.08 = 0.972) is closer than libomp (0.97/1.00 = 0.970) and tbb (0.955)
+    assert both.reference.startswith("closest gomp (")
+    assert "libomp vs plait@clang ×0.970" in both.reference and "tbb vs plait ×0.955" in both.reference
+    assert "compilers differ" not in both.reference
+    assert "paired plait@clang ×0.970 over libomp" in both.reference
+    gcc_only = session(["plait", "libomp", "tbb", "gomp"])
+    assert gcc_only.verdict == "not met"  # 1.05 > libomp's 1.00
+    assert "libomp vs plait ×1.050 (compilers differ)" in gcc_only.reference
+    assert gcc_only.brief.startswith("plait ") and "(compilers differ)" in gcc_only.brief

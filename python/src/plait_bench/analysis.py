@@ -205,7 +205,8 @@ class Dataset:
     def series(self, kernel: str, parallel_only: bool = False) -> list[str]:
         order = {"plait": 0, "tbb": 1, "libomp": 2, "gomp": 3, "serial": 9}
         s = {c.series for c in self.cells.values() if c.kernel == kernel and (not parallel_only or c.runtime != "serial")}
-        return sorted(s, key=lambda x: (order.get(x.split("[")[0], 5), x))
+        # plait@clang next to plait, and so on: the runtime decides the place, then the name
+        return sorted(s, key=lambda x: (order.get(x.split("[")[0].split("@")[0], 5), x))
 
     def max_threads(self, kernel: str) -> int:
         ts = [c.threads for c in self.cells.values() if c.kernel == kernel and c.runtime != "serial"]

@@ -193,7 +193,7 @@ def plan(ctx, study: str, rounds: int | None) -> None:
     for c in ("benchmark", "runtime", "P", "params", "binary"):
         t.add_column(c)
     for c in sorted(st.configs, key=lambda c: c.key):
-        exe = ctx["bins"].binary(c.kernel, c.runtime)
+        exe = ctx["bins"].binary(c.kernel, c.runtime, c.compiler)
         t.add_row(c.kernel, c.series, str(c.threads), " ".join(f"{k}={v}" for k, v in c.params),
                   str(exe) if exe.is_file() else f"[red]MISSING {exe}[/]")
     out.print(t)

@@ -1,7 +1,9 @@
 """Where benchmark binaries live and which names are known.
 
 Binaries follow docs/bench-protocol.md: ``<kernel>-<runtime>`` in ``build/<preset>/bin``. Every runtime
-comes from the gcc tree except ``libomp``, which only the clang tree builds.
+comes from the gcc tree except ``libomp``, which only the clang tree builds. A study may ask for another
+runtime's clang build with ``RUNTIME@clang`` (``plait@clang``, ``tbb@clang``, ``serial@clang``), so that
+a runtime can be compared with libomp by binaries of the same compiler.
 """
 
 from __future__ import annotations
@@ -14,6 +16,44 @@ from pathlib import Path
 
 RUNTIMES = ("serial", "plait", "tbb", "gomp", "libomp")
 PARALLEL_RUNTIMES = ("plait", "tbb", "gomp", "libomp")
+COMPILERS = ("gcc", "clang")
+# The compiler tree each runtime's plain name means, and the trees that build it at all.
+DEFAULT_COMPILER = {"libomp": "clang"}
+BUILT_BY = {"gomp": ("gcc",), "libomp": ("clang",)}
+
+
+def default_compiler(runtime: str) -> str:
+    return DEFAULT_COMPILER.get(runtime, "gcc")
+
+
+def parse_runtime(spec: str) -> tuple[str, str]:
+    """``"plait@clang"`` -> ``("plait", "clang")``; a plain name or its default tree -> ``(name, "")``.
+
+    Raises ValueError with the accepted values for an unknown runtime or compiler, or a runtime the
+    compiler does not build (gomp is gcc's, libomp clang's)."""
+    rt, at, comp = spec.partition("@")
+    if rt not in RUNTIMES:
+        raise ValueError(f"unknown runtime '{spec}'; accepted: {', '.join(RUNTIMES)}, each optionally as RUNTIME@gcc "
+                         f"or RUNTIME@clang")
+    if not at:
+        return rt, ""
+    if comp not in COMPILERS:
+        raise ValueError(f"unknown compiler '{comp}' in '{spec}'; accepted: {', '.join(COMPILERS)}")
+    if comp not in BUILT_BY.get(rt, COMPILERS):
+        raise ValueError(f"'{spec}': {rt} is built only by {', '.join(BUILT_BY[rt])}")
+    return rt, "" if comp == default_compiler(rt) else comp
+
+
+def runtime_label(runtime: str, compiler: str = "") -> str:
+    """The series name of a runtime's build: ``plait``, ``plait@clang``."""
+    return runtime + (f"@{compiler}" if compiler and compiler != default_compiler(runtime) else "")
+
+
+def compiler_of(series: str) -> str:
+    """The compiler tree of a series name (``libomp`` -> clang, ``tbb@clang[x=1]`` -> clang, ``plait`` -> gcc)."""
+    head = series.split("[")[0]
+    rt, _, comp = head.partition("@")
+    return comp or default_compiler(rt)
 
 # Options every binary accepts; the study tool sets them itself, a study may not.
 DRIVER_OPTIONS = frozenset({"threads", "reps", "warmup", "quiet", "help"})
@@ -65,11 +105,11 @@ class BinDirs:
         c = clang or os.environ.get(ENV_CLANG_BIN) or root / "build" / "clang-release" / "bin"
         return cls(Path(g).resolve(), Path(c).resolve())
 
-    def dir_for(self, runtime: str) -> Path:
-        return self.clang if runtime == "libomp" else self.gcc
+    def dir_for(self, runtime: str, compiler: str = "") -> Path:
+        return self.clang if (compiler or default_compiler(runtime)) == "clang" else self.gcc
 
-    def binary(self, kernel: str, runtime: str) -> Path:
-        return self.dir_for(runtime) / f"{kernel}-{runtime}"
+    def binary(self, kernel: str, runtime: str, compiler: str = "") -> Path:
+        return self.dir_for(runtime, compiler) / f"{kernel}-{runtime}"
 
     def serial_binaries(self, kernel: str) -> list[tuple[str, Path]]:
         """Serial builds of a kernel in both trees, labelled by compiler tree."""

@@ -34,8 +34,12 @@ MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
 
 
 def _style(series: str) -> dict:
-    rt = series.split("[")[0]
-    return {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
+    head = series.split("[")[0]
+    rt = head.split("@")[0]
+    st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
+    if "@" in head:  # another compiler's build of the runtime: same colour, hollow marker, dashed
+        st.update(markerfacecolor="none", linestyle="--")
+    return st
 
 
 def _errbar(ax, xs, sums: list[Summary], label: str, scale: float = 1.0, **kw) -> None:
@@ -591,9 +595,10 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
                            for t in tg]) + "\n")
     nm = sum(1 for t in tg if t.verdict == "met")
     nn = sum(1 for t in tg if t.verdict == "not met")
-    md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; medians decide, and a row with a "
+    md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; fine rows compare each peer with the "
+              f"Plait build of the same compiler where the session has it (plait@clang for libomp); medians decide, and a row with a "
               f"failed Plait run is not met. \"paired\": the median over rounds of Plait's run over the same round's "
-              f"serial run, or run of the best peer by median (every other peer's is listed too; runs of one round "
+              f"serial run, or run of the closest peer (every other peer's is listed too; runs of one round "
               f"lie close together in time), shown beside the "
               f"verdict, not deciding it. \"paired interval\": what the distribution-free 95 % interval of "
               f"that median (the sign-test interval; none below 6 rounds) says about the target: within, "

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .registry import DRIVER_OPTIONS, KNOWN_KERNELS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs, binary_help
+from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs, binary_help, parse_runtime,
+                       runtime_label)
 
 
 class StudyError(Exception):
@@ -77,6 +78,7 @@ class Config:
     params: tuple[tuple[str, str], ...]  # sorted (name, value) pairs, all given to the binary
     runtime_params: tuple[str, ...] = ()  # names among params that only this runtime has (e.g. variant)
     timeout_s: float = 60.0
+    compiler: str = ""  # "" = the runtime's usual tree (clang for libomp, gcc otherwise); "clang" for plait@clang
 
     @property
     def params_dict(self) -> dict[str, str]:
@@ -85,7 +87,7 @@ class Config:
     @property
     def key(self) -> str:
         ps = ",".join(f"{k}={v}" for k, v in self.params)
-        return f"{self.kernel}|{self.runtime}|P={self.threads}|{ps}"
+        return f"{self.kernel}|{runtime_label(self.runtime, self.compiler)}|P={self.threads}|{ps}"
 
     @property
     def base_params(self) -> tuple[tuple[str, str], ...]:
@@ -96,7 +98,7 @@ class Config:
     def series(self) -> str:
         """Label of the runtime series in reports: runtime plus runtime-only parameters."""
         extra = [f"{k}={v}" for k, v in self.params if k in self.runtime_params]
-        return self.runtime + (f"[{','.join(extra)}]" if extra else "")
+        return runtime_label(self.runtime, self.compiler) + (f"[{','.join(extra)}]" if extra else "")
 
     def args(self, help_info=None) -> list[str]:
         out = []
@@ -375,10 +377,17 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         rts = b.get("runtimes", list(RUNTIMES))
         if isinstance(rts, str):
             rts = [rts]
-        bad = [r for r in rts if r not in RUNTIMES]
-        if bad:
-            problems.append(f"{where}.runtimes: unknown runtime {', '.join(map(repr, bad))}; accepted: {', '.join(RUNTIMES)}")
-            rts = [r for r in rts if r in RUNTIMES]
+        # "plait@clang": the runtime's binary from the clang tree (registry.parse_runtime)
+        specs: list[tuple[str, str]] = []
+        for r in rts:
+            try:
+                spec = parse_runtime(str(r))
+            except ValueError as e:
+                problems.append(f"{where}.runtimes: {e}")
+                continue
+            if spec not in specs:
+                specs.append(spec)
+        rts = list(dict.fromkeys(rt for rt, _ in specs))  # the runtimes, each once
         threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
         timeout = b.get("timeout_s", settings.timeout_s)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
@@ -428,7 +437,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                 )
             info = None
             if bins is not None and check_binaries:
-                exe = bins.binary(kernel, rt)
+                exe = bins.binary(kernel, rt, next(c for r, c in specs if r == rt))
                 if exe.is_file():
                     info = binary_help(exe)
             if info is not None:
@@ -468,7 +477,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                 base = dict(fixed)
                 base.update(case)
                 base.update(combo)
-                for rt in rts:
+                for rt, comp in specs:
                     rp = rparams.get(rt, {})
                     for extra in _product(rp):
                         ps = {k: _fmt_value(v) for k, v in {**base, **extra}.items()}
@@ -480,6 +489,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                                 params=tuple(sorted(ps.items())),
                                 runtime_params=tuple(sorted(extra)),
                                 timeout_s=float(timeout),
+                                compiler=comp,
                             )
                             # identical configurations from several [[benchmark]] tables run once
                             if c.key in configs:
@@ -501,7 +511,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
 def missing_binaries(study: Study, bins: BinDirs) -> list[Path]:
     seen: list[Path] = []
     for c in study.configs:
-        p = bins.binary(c.kernel, c.runtime)
+        p = bins.binary(c.kernel, c.runtime, c.compiler)
         if not (p.is_file() and os.access(p, os.X_OK)) and p not in seen:
             seen.append(p)
     return seen

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import db
 from .machine import git_state, machine_facts
-from .registry import BinDirs, binary_help
+from .registry import BinDirs, binary_help, compiler_of, default_compiler
 from .runner import FAILED_STATUSES, execute, missing_record
 from .study import Config, Study, missing_binaries, nproc
 
@@ -43,7 +43,14 @@ def config_of(row: sqlite3.Row) -> Config:
         kernel=row["kernel"], runtime=row["runtime"], threads=int(row["threads"]),
         params=tuple(sorted(params.items())), runtime_params=tuple(sorted(set(params) - set(base))),
         timeout_s=float(row["timeout_s"]),
+        compiler=_compiler_of_series(row["runtime"], row["series"]),
     )
+
+
+def _compiler_of_series(runtime: str, series: str) -> str:
+    """The Config.compiler of a planned run: "" for the runtime's usual tree, else the one in its series."""
+    comp = compiler_of(series)
+    return "" if comp == default_compiler(runtime) else comp
 
 
 def run_study(
@@ -110,7 +117,7 @@ def run_study(
             task = progress.add_task("", total=total, completed=done_before, study=study.name)
             for row in pending:
                 cfg = config_of(row)
-                exe = bins.binary(cfg.kernel, cfg.runtime)
+                exe = bins.binary(cfg.kernel, cfg.runtime, cfg.compiler)
                 label = f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
                     f"{k}={v}" for k, v in cfg.params if k not in cfg.runtime_params
                 )
