@@ -56,20 +56,27 @@ def test_schema(tmp_path):
     db.connect(tmp_path / "x.db").close()
 
 
-def test_resume_after_interrupt_no_loss_no_duplicates(tmp_path, write_study, fake_bins, monkeypatch):
-    st = load_study(write_study(STUDY), fake_bins, np=2)
-    total = len(st.plan())
-    con = db.connect(tmp_path / "r.db")
+def interrupt_at(monkeypatch, n):
+    """Make the n-th run of the study raise KeyboardInterrupt (as Ctrl-C would); returns the real
+    sweep.execute, to be put back for the resume."""
     real = sweep.execute
     calls = {"n": 0}
 
     def flaky(*a, **k):
         calls["n"] += 1
-        if calls["n"] == 7:
+        if calls["n"] == n:
             raise KeyboardInterrupt
         return real(*a, **k)
 
     monkeypatch.setattr(sweep, "execute", flaky)
+    return real
+
+
+def test_resume_after_interrupt_no_loss_no_duplicates(tmp_path, write_study, fake_bins, monkeypatch):
+    st = load_study(write_study(STUDY), fake_bins, np=2)
+    total = len(st.plan())
+    con = db.connect(tmp_path / "r.db")
+    real = interrupt_at(monkeypatch, 7)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_study(st, con, fake_bins, find_root())
     assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 6
@@ -102,16 +109,7 @@ def test_resumed_runs_keep_their_compiler(tmp_path, write_study, fake_bins, monk
     assert text != STUDY
     st = load_study(write_study(text), fake_bins, np=2)
     con = db.connect(tmp_path / "c.db")
-    real = sweep.execute
-    calls = {"n": 0}
-
-    def flaky(*a, **k):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-
-    monkeypatch.setattr(sweep, "execute", flaky)
+    real = interrupt_at(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_study(st, con, fake_bins, find_root())
     monkeypatch.setattr(sweep, "execute", real)

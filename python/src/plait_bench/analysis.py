@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .registry import runtime_of
 from .runner import FAILED_STATUSES
 
 # m (children per non-leaf node) of the named UTS trees, for when a run's params do not say it.
@@ -206,7 +207,7 @@ class Dataset:
         order = {"plait": 0, "tbb": 1, "libomp": 2, "gomp": 3, "serial": 9}
         s = {c.series for c in self.cells.values() if c.kernel == kernel and (not parallel_only or c.runtime != "serial")}
         # plait@clang next to plait, and so on: the runtime decides the place, then the name
-        return sorted(s, key=lambda x: (order.get(x.split("[")[0].split("@")[0], 5), x))
+        return sorted(s, key=lambda x: (order.get(runtime_of(x), 5), x))
 
     def max_threads(self, kernel: str) -> int:
         ts = [c.threads for c in self.cells.values() if c.kernel == kernel and c.runtime != "serial"]

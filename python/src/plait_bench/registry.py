@@ -49,10 +49,14 @@ def runtime_label(runtime: str, compiler: str = "") -> str:
     return runtime + (f"@{compiler}" if compiler and compiler != default_compiler(runtime) else "")
 
 
+def runtime_of(series: str) -> str:
+    """The runtime of a series name (``plait@clang[variant=group]`` -> ``plait``)."""
+    return series.split("[")[0].partition("@")[0]
+
+
 def compiler_of(series: str) -> str:
     """The compiler tree of a series name (``libomp`` -> clang, ``tbb@clang[x=1]`` -> clang, ``plait`` -> gcc)."""
-    head = series.split("[")[0]
-    rt, _, comp = head.partition("@")
+    rt, _, comp = series.split("[")[0].partition("@")
     return comp or default_compiler(rt)
 
 # Options every binary accepts; the study tool sets them itself, a study may not.

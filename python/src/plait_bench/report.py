@@ -27,6 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from . import __version__, db  # noqa: E402
 from .analysis import Dataset, Summary, load_runs, pearson_by_granularity, us_per_op, uts_points  # noqa: E402
 from .machine import machine_line  # noqa: E402
+from .registry import compiler_of, default_compiler, runtime_of  # noqa: E402
 from .runner import FAILED_STATUSES  # noqa: E402
 
 COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
@@ -34,10 +35,9 @@ MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
 
 
 def _style(series: str) -> dict:
-    head = series.split("[")[0]
-    rt = head.split("@")[0]
+    rt = runtime_of(series)
     st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
-    if "@" in head:  # another compiler's build of the runtime: same colour, hollow marker, dashed
+    if compiler_of(series) != default_compiler(rt):  # another compiler's build: same colour, hollow marker, dashed
         st.update(markerfacecolor="none", linestyle="--")
     return st
 

@@ -24,9 +24,10 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import NamedTuple
 
 from .analysis import Cell, Dataset, Summary, _num
-from .registry import compiler_of
+from .registry import compiler_of, runtime_of
 
 SUITE_KERNELS = ("nqueens", "sort", "fft", "strassen", "sparselu", "health", "floorplan", "alignment", "fib")
 PEERS = ("tbb", "libomp", "gomp")
@@ -220,7 +221,7 @@ def cost_table(ds: Dataset, ghz: float | None) -> list[CostRow]:
                 row.steal_ns = c.stat("steal_cost_ns")
                 row.steal_cycles = c.stat("steal_cost_cycles")
     order = {s: i for i, s in enumerate(RUNTIME_ORDER)}
-    return sorted(rows.values(), key=lambda r: (order.get(r.series.split("[")[0].split("@")[0], 9), r.series))
+    return sorted(rows.values(), key=lambda r: (order.get(runtime_of(r.series), 9), r.series))
 
 
 # ---- Table 4 and speedups -----------------------------------------------------------------------
@@ -243,7 +244,7 @@ def overhead_table(ds: Dataset) -> tuple[list[str], list[OverheadRow]]:
             if s not in series:
                 series.append(s)
     order = {s: i for i, s in enumerate(RUNTIME_ORDER)}
-    series.sort(key=lambda s: (order.get(s.split("[")[0].split("@")[0], 9), s))
+    series.sort(key=lambda s: (order.get(runtime_of(s), 9), s))
     rows = []
     for p in probs:
         sc = ds.cell(p.kernel, p.base, "serial", 1)
@@ -393,6 +394,25 @@ _SAYS = {"below": "within the target", "above": "outside the target", "undecided
 _SAYS_SHORT = {"below": "within", "above": "outside", "undecided": "undecided"}
 
 
+class _Pairing(NamedTuple):
+    """A fine-target comparison: one peer's cell and the Plait build it is compared with."""
+
+    peer: str
+    peer_cell: Cell
+    mine: str  # "plait" or "plait@clang"
+    mine_cell: Cell
+
+    @property
+    def mixed(self) -> bool:
+        """Plait and the peer come from different compilers (no Plait build of the peer's)."""
+        return compiler_of(self.peer) != compiler_of(self.mine)
+
+    @property
+    def ratio(self) -> float:
+        """Plait's median time over the peer's (both cells have verified runs)."""
+        return self.mine_cell.time.median / self.peer_cell.time.median
+
+
 def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) -> list[Target]:
     """The issue-6 targets, each with the numbers it was decided on. Medians decide."""
     costs = cost_table(ds, ghz) if costs is None else costs
@@ -462,7 +482,7 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
         if cc is not None:
             mine_by["clang"] = ("plait@clang", cc)
         peer_cells = [(s, ds.cell(p.kernel, p.base, s, 2)) for s in runtimes_of(ds, p.kernel)
-                      if s.split("[")[0].split("@")[0] in PEERS]
+                      if runtime_of(s) in PEERS]
         peer_cells = [(s, pc) for s, pc in peer_cells if pc is not None]
         ok_peers = [(s, pc) for s, pc in peer_cells if pc.time is not None]
         plait_text = "; ".join(f"{n} {_fmt(m.time, ' s', 4) if m.time else 'all runs FAILED'}" + _failed(m)
@@ -472,31 +492,27 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
             out.append(Target(t3, scope, plait_text, ref, "no data"))
             continue
         # each peer against the Plait build of its compiler (the gcc build when there is none)
-        pairs = []
-        for s, pc in ok_peers:
-            n, m = mine_by.get(compiler_of(s), mine_by["gcc"])
-            pairs.append((s, pc, n, m, compiler_of(s) != compiler_of(n)))
-        if any(m.time is None for _, _, _, m, _ in pairs):
+        pairs = [_Pairing(s, pc, *mine_by.get(compiler_of(s), mine_by["gcc"])) for s, pc in ok_peers]
+        if any(x.mine_cell.time is None for x in pairs):
             out.append(Target(t3, scope, plait_text, ref, "not met"))
             continue
-        ratio = {s: m.time.median / pc.time.median for s, pc, _, m, _ in pairs}
-        ok = all(r <= 1 for r in ratio.values()) and not any(m.failed_runs for _, _, _, m, _ in pairs)
+        ok = all(x.ratio <= 1 for x in pairs) and not any(x.mine_cell.failed_runs for x in pairs)
         # The deciding comparison: the peer closest to (or furthest ahead of) its Plait build. Paired
         # with that peer; every other peer's paired ratio is listed too. Not with the fastest peer
         # of each round: when the runtimes tie, the least of three noisy peer times lies below
         # Plait's in 3 rounds of 4, so that ratio reads as a loss where there is none.
-        ds_, dpc, dn, dm, dmix = max(pairs, key=lambda x: ratio[x[0]])
-        pr = paired_ratio(dm, [dpc])
-        per_peer = "; ".join(f"{s} vs {n} ×{ratio[s]:.3f}" + (" (compilers differ)" if mix else "")
-                             for s, _, n, _, mix in pairs)
-        others = [(s, n, paired_ratio(m, [pc])) for s, pc, n, m, _ in pairs if s != ds_]
-        others_text = "".join(f"; paired {n} ×{q.median:.3f} over {s}" for s, n, q in others if q is not None)
+        d = max(pairs, key=lambda x: x.ratio)
+        pr = paired_ratio(d.mine_cell, [d.peer_cell])
+        differ = " (compilers differ)"
+        per_peer = "; ".join(f"{x.peer} vs {x.mine} ×{x.ratio:.3f}" + (differ if x.mixed else "") for x in pairs)
+        others = [(x, paired_ratio(x.mine_cell, [x.peer_cell])) for x in pairs if x is not d]
+        others_text = "".join(f"; paired {x.mine} ×{q.median:.3f} over {x.peer}" for x, q in others if q is not None)
         out.append(Target(t3, scope, plait_text,
-                          f"closest {ds_} ({per_peer}); " + ref + _paired_text(pr, ds_, 1.0, dn) + others_text,
+                          f"closest {d.peer} ({per_peer}); " + ref + _paired_text(pr, d.peer, 1.0, d.mine) + others_text,
                           "met" if ok else "not met",
-                          f"{dn} {sec(dm.time.median)} vs {ds_} {sec(dpc.time.median)} (×{ratio[ds_]:.2f})"
-                          + (" (compilers differ)" if dmix else "")
-                          + (f"; paired ×{pr.median:.2f}" if pr else "") + _failed(dm),
+                          f"{d.mine} {sec(d.mine_cell.time.median)} vs {d.peer} {sec(d.peer_cell.time.median)} "
+                          f"(×{d.ratio:.2f})" + (differ if d.mixed else "")
+                          + (f"; paired ×{pr.median:.2f}" if pr else "") + _failed(d.mine_cell),
                           _SAYS_SHORT[pr.against(1.0)] if pr else ""))
 
     # 4. coarse cut-off: Plait one-thread overhead <= 5 %

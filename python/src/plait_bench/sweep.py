@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import db
 from .machine import git_state, machine_facts
-from .registry import BinDirs, binary_help, compiler_of, default_compiler
+from .registry import BinDirs, binary_help, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
 from .study import Config, Study, missing_binaries, nproc
 
@@ -43,14 +43,8 @@ def config_of(row: sqlite3.Row) -> Config:
         kernel=row["kernel"], runtime=row["runtime"], threads=int(row["threads"]),
         params=tuple(sorted(params.items())), runtime_params=tuple(sorted(set(params) - set(base))),
         timeout_s=float(row["timeout_s"]),
-        compiler=_compiler_of_series(row["runtime"], row["series"]),
+        compiler=parse_runtime(row["series"].split("[")[0])[1],  # "plait@clang[...]" -> "clang"
     )
-
-
-def _compiler_of_series(runtime: str, series: str) -> str:
-    """The Config.compiler of a planned run: "" for the runtime's usual tree, else the one in its series."""
-    comp = compiler_of(series)
-    return "" if comp == default_compiler(runtime) else comp
 
 
 def run_study(
