@@ -34,11 +34,8 @@ void request_work(Worker* v) noexcept {
   v->pop_limit.store(pop_limit_requested, std::memory_order_release);
 }
 
-// Owner: make the older half (rounded up) of the private slots [split, limit) stealable.
-// Returns false when there is nothing private to publish.
-static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
-  if (limit <= w->split) return false;
-  std::uint32_t grow = (limit - w->split + 1) / 2;
+// Owner: make the `grow` oldest private slots [split, split + grow) stealable.
+static void publish(Worker* w, std::uint32_t grow) noexcept {
   stress_point();
   // release: the slots being published were written with plain stores by this thread; a thief's
   // acquire CAS that reads this value (or any later RMW in its release sequence) sees them.
@@ -47,6 +44,13 @@ static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
   w->split += grow;
   PLAIT_COUNT(w, publishes, 1);
   notify_work(w->pool, w);
+}
+
+// Owner: make the older half (rounded up) of the private slots [split, limit) stealable.
+// Returns false when there is nothing private to publish.
+static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
+  if (limit <= w->split) return false;
+  publish(w, (limit - w->split + 1) / 2);
   return true;
 }
 
@@ -114,6 +118,22 @@ void top_up_for_wait(Worker* w, std::uint32_t floor) noexcept {
   settle(w, top);
 }
 
+// Owner, in a task_group wait whose children are coarse (group_wait times them), about to run the
+// next child: publish every private slot. Otherwise a request is served only at our next pop,
+// after the child we are about to run, and with children of milliseconds the thief that takes the
+// last shared slot idles for that long (alignment: a 5 ms gap in 3 of 4 traced runs, 3 % of the
+// run, while the owner still held private children). Publishing only when the thieves are down to
+// a few shared slots is not enough: which child is long is not known in advance (a 12 ms child
+// ran while the thief finished the two 2.5 ms ones left to it and then waited 7 ms for a private
+// one). In this mode group_wait's pops take back only the popped slot (take_one), so after the
+// first call nothing is private any more and this returns at its first test: one take-back CAS
+// per coarse child, no publish.
+void supply_thieves(Worker* w) noexcept {
+  if (w->head <= w->split) return;  // nothing private (also true while all-stolen)
+  publish(w, w->head - w->split);
+  settle(w, w->head);  // pop_limit up to the new split: the next pop must take the slow path
+}
+
 // (Only task_group::run's throttled path calls it, after its no_worker check.)
 void serve_request(Worker* w) noexcept { settle(w, w->head); }
 
@@ -171,8 +191,10 @@ pop_result pop_slow(Worker* w, std::uint32_t h) noexcept {
         w->allstolen = true;
         break;
       }
-      // Take back the newer half of [t, s); h = s-1 >= t + (s-t)/2 stays with us.
-      std::uint32_t ns = t + (s - t) / 2;
+      // Take back the newer half of [t, s); h = s-1 >= t + (s-t)/2 stays with us. With coarse
+      // task_group children (take_one, set by group_wait around this pop) only h: the rest stay
+      // the thieves', and one CAS per child costs nothing next to the child.
+      std::uint32_t ns = w->take_one ? s - 1 : t + (s - t) / 2;
       stress_point();
       // acq_rel/relaxed: the CAS is what makes slot h ours (thieves CAS the same word, so exactly
       // one of us wins); no data flows from thieves to us here. acq_rel rather than relaxed keeps

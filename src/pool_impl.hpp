@@ -83,6 +83,7 @@ void alloc_release(Pool* p) noexcept;
 // Steals from `victim` as many tasks as the pool's steal policy says (one by default) and runs them.
 steal_result steal_one(Worker* self, Worker* victim) noexcept;
 void top_up_for_wait(Worker* w, std::uint32_t floor) noexcept;
+void supply_thieves(Worker* w) noexcept;
 void request_work(Worker* victim) noexcept;
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept;
 void run_chunk(Worker* self, Worker* victim, std::uint32_t tail, std::uint32_t k) noexcept;

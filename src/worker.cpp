@@ -119,6 +119,44 @@ void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
   }
 }
 
+// A task_group child that runs at least this long (TSC ticks: 12.6 us at this machine's 2.6 GHz)
+// is coarse: group_wait then keeps every queued child of the group stealable while it runs one
+// (supply_thieves, take_one), at the cost of one take-back CAS per child on the thieves' line
+// (~0.1-0.3 us with a thief on it: under 2.5 % of the shortest coarse child, ~0.01 % of
+// alignment's). docs/design.md, "Coarse children: the refill gap".
+inline constexpr std::uint64_t coarse_child_ticks = 32768;
+
+// Runs one popped child and says whether it was coarse.
+PLAIT_NOINLINE static bool run_timed(Worker* w, exec_fn fn, void* data, pop_result r) noexcept {
+  const std::uint64_t t0 = ticks();
+  fn(data, w);
+  if (r == pop_result::traced) trace_task_end(w);
+  return ticks() - t0 >= coarse_child_ticks;
+}
+
+// group_wait's loop while the children are coarse: before each child every queued one is
+// published (supply_thieves), and the pop takes back only its own slot (take_one), so a thief
+// never waits for a child we hold privately while we run a long one. Returns when a child runs
+// short (the fine loop takes over again) or the group's slots are done.
+PLAIT_COLD static void run_coarse_children(Worker* w, std::uint32_t floor) noexcept {
+  while (w->head > floor) {
+    Slot& s = w->odq[w->head - 1];
+    if (s.kind() != slot_kind::detached) return;
+    exec_fn fn = s.exec;
+    void* data = s.data();
+    w->take_one = true;
+    pop_result r = pop(w);
+    w->take_one = false;  // the child's own pops take back halves again
+    if (r == pop_result::stolen) {
+      flush_deferred(w);
+      continue;
+    }
+    if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
+    supply_thieves(w);
+    if (!run_timed(w, fn, data, r)) return;
+  }
+}
+
 void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept {
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
@@ -126,8 +164,18 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
   //    one frame per task (a stack overflow found by the floorplan kernel). Every detached slot
   //    above the floor is popped, also once no child is pending: stolen slots must leave the deque
   //    before the frame joins the spawn handles below them.
+  //
+  //    Coarse children. A child is timed (TSC) only after a thief asked for work: when entering
+  //    the wait published some children (top_up_for_wait), or when the pop before it did (split
+  //    moved). A hungry thief is what makes a long child expensive: it may idle until our next
+  //    pop. If the timed child took at least coarse_child_ticks, run_coarse_children takes over
+  //    until a child runs short again. Fine groups with no thief asking pay one compare per child
+  //    and no clock read (health's fine cut-off: 2.25 M children of ~40 ns; a first version that
+  //    read the clock on entering every wait and kept the mode in the loop cost it 1.3-2.8 %).
   if (floor < w->base) floor = w->base;
+  const std::uint32_t split0 = w->split;
   top_up_for_wait(w, floor);
+  bool time_next = w->split != split0;
   bool saved_ok = w->defer_ok;
   w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
   while (w->head > floor) {
@@ -135,6 +183,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     if (s.kind() != slot_kind::detached) break;
     exec_fn fn = s.exec;
     void* data = s.data();
+    const std::uint32_t split_before = w->split;
     pop_result r = pop(w);
     if (r == pop_result::stolen) {
       flush_deferred(w);
@@ -143,6 +192,12 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     // The next slot's record (written long ago, or on another core) starts loading while this
     // task runs. Only the owner writes slots, so reading one a thief may take is no race.
     if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
+    // The pop served a thief's request (published), or took a shared slot back: time this child.
+    if (PLAIT_UNLIKELY(time_next || w->split != split_before)) {
+      time_next = false;
+      if (run_timed(w, fn, data, r)) run_coarse_children(w, floor);
+      continue;
+    }
     fn(data, w);
     if (r == pop_result::traced) trace_task_end(w);
   }

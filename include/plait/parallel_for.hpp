@@ -52,12 +52,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#else
-#include <chrono>
-#endif
-
 namespace plait {
 
 class partitioner {
@@ -118,15 +112,6 @@ partitioner parse_partitioner(std::string_view spec);
 enum class reduce_mode { fast, deterministic };
 
 namespace detail {
-
-// A cheap timestamp for sizing adaptive batches (TSC ticks; only ratios to a threshold matter).
-PLAIT_INLINE std::uint64_t ticks() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#else
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
 
 // Adaptive batches aim at this many ticks (~2-4 us at 2-4 GHz): long enough that the demand check
 // and the timestamps cost < 1 %, short enough that a thief waits at most one batch for a split.

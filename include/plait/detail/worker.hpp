@@ -28,7 +28,24 @@
 #include <atomic>
 #include <cstdint>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#else
+#include <chrono>
+#endif
+
 namespace plait::detail {
+
+// A cheap timestamp (TSC ticks, ~7 ns to read here; only ratios to a threshold matter): sizes the
+// adaptive loop batches (parallel_for.hpp) and tells coarse task_group children from fine ones
+// (group_wait in src/worker.cpp).
+PLAIT_INLINE std::uint64_t ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
 
 struct Worker;
 class Pool;
@@ -132,6 +149,7 @@ struct Worker {
   std::uint32_t capacity = 0;
   std::uint32_t base = 0;  // head when the task now running on this worker started; pops stop here
   bool allstolen = true;   // every shared slot was stolen: the next push makes its slot shared
+  bool take_one = false;   // pop_slow takes back only the popped slot, not the newer half (group_wait, coarse children)
   unsigned index = 0;
   Pool* pool = nullptr;    // null only for no_worker
   std::uint64_t rng = 0;
