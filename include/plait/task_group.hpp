@@ -6,7 +6,10 @@
 //
 // Children may call run() on the same group from any worker. wait() first runs the group's
 // children still on this worker's deque, then helps other workers (steals and runs their tasks)
-// until the last child finishes. The first exception thrown by a child cancels the group (children
+// until the last child finishes. It runs its own children newest first. Once another worker has
+// asked for work and a child took 12.6 us or more (32768 TSC ticks), every child still queued
+// stays stealable while this worker runs one. So other workers do not wait for a long child to
+// finish before they get the rest. The first exception thrown by a child cancels the group (children
 // that have not started are skipped) and is rethrown by wait(); later exceptions are dropped.
 // cancel() skips every child that has not started yet. A child may run inside run() itself: when
 // the calling worker already holds pool_options::group_throttle (1024) unstarted tasks of its own,
