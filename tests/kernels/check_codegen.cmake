@@ -1,11 +1,15 @@
 # cmake -DDB=compile_commands.json -DBENCH=<src>/bench -DALIGN=<PLAIT_BENCH_ALIGN_LOOPS>
-#       -DALIGN_FUNCTIONS=<PLAIT_BENCH_ALIGN_FUNCTIONS> -P check_codegen.cmake
+#       -DALIGN_FUNCTIONS=<PLAIT_BENCH_ALIGN_FUNCTIONS> -DALIGN_SHARED=<PLAIT_BENCH_ALIGN_SHARED>
+#       -P check_codegen.cmake
 # Fails unless every benchmark kernel source and the shared driver (all of bench/ but micro/) are
 # compiled into the benchmark targets with -falign-loops=ALIGN and -falign-functions=ALIGN_FUNCTIONS
-# (neither flag when its value is 0), and unless there is at least one.
+# (neither flag when its value is 0), the kernels' shared sources (common*.cpp) with a last
+# -falign-functions=ALIGN_SHARED after those (unless it is 0), and unless there is at least one
+# source of each kind.
 file(READ ${DB} db)
 string(JSON n LENGTH "${db}")
 set(checked 0)
+set(shared 0)
 math(EXPR last "${n} - 1")
 foreach(i RANGE ${last})
   string(JSON file GET "${db}" ${i} file)
@@ -35,9 +39,20 @@ foreach(i RANGE ${last})
       message(FATAL_ERROR "${file}: not compiled with -falign-${what}=${want}: ${cmd}")
     endif()
   endforeach()
+  if(file MATCHES "/common[^/]*\\.cpp$" AND NOT file MATCHES "/bench/common/")
+    if(NOT ALIGN_SHARED STREQUAL "0")
+      # the last -falign-functions on the line is the one the compiler uses
+      string(REGEX MATCHALL "-falign-functions=[0-9]+" all "${cmd}")
+      list(GET all -1 final)
+      if(NOT final STREQUAL "-falign-functions=${ALIGN_SHARED}")
+        message(FATAL_ERROR "${file}: shared kernel code whose last function alignment is '${final}', not -falign-functions=${ALIGN_SHARED}: ${cmd}")
+      endif()
+    endif()
+    math(EXPR shared "${shared} + 1")
+  endif()
   math(EXPR checked "${checked} + 1")
 endforeach()
-if(checked EQUAL 0)
-  message(FATAL_ERROR "no benchmark sources under ${BENCH} in ${DB}")
+if(checked EQUAL 0 OR shared EQUAL 0)
+  message(FATAL_ERROR "no benchmark sources (${checked}) or no shared kernel sources (${shared}) under ${BENCH} in ${DB}")
 endif()
-message(STATUS "${checked} benchmark sources compiled with the same loop (${ALIGN}) and function (${ALIGN_FUNCTIONS}) alignment")
+message(STATUS "${checked} benchmark sources compiled with the same loop (${ALIGN}) and function (${ALIGN_FUNCTIONS}) alignment, ${shared} shared kernel sources with function alignment ${ALIGN_SHARED}")
