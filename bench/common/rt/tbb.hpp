@@ -10,15 +10,18 @@
 
 #include <sched.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 #include <tbb/task_scheduler_observer.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -39,7 +42,10 @@ struct rt_tbb {
     gc_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, t);
     arena_ = std::make_unique<tbb::task_arena>(static_cast<int>(threads));
     arena_->initialize();
-    if (pin_from_env()) pin_ = std::make_unique<pinner>(*arena_);
+    if (pin_from_env()) {
+      pin_ = std::make_unique<pinner>(*arena_);
+      bind_all(static_cast<int>(threads));
+    }
     cnt_.assign(t + 1, counter{});
   }
   template <class F>
@@ -118,6 +124,24 @@ struct rt_tbb {
     if (mode.empty() || mode == "none") return false;
     if (mode == "cores") return true;
     throw plait_bench::usage_error("PLAIT_BENCH_TBB_PIN='" + mode + "' is not a pinning mode; accepted: none, cores");
+  }
+
+  // Brings every thread of the arena in once, so that each is bound before the first repetition
+  // (as Plait's and OpenMP's threads are bound when they start). Without it a worker was bound
+  // only when it first joined some work, and a short run could end with one thread unbound
+  // (kernels.tbb_pin.cores saw pinned_threads 1 of 2 under load). One task per thread, each
+  // waiting until all have arrived; TBB does not promise that the tasks run at once, so the wait
+  // gives up after 2 s and the run goes on with what is bound (its pinned_threads stat says so).
+  void bind_all(int threads) {
+    std::atomic<int> arrived{0};
+    arena_->execute([&] {
+      tbb::parallel_for(0, threads, 1, [&](int) {
+        arrived.fetch_add(1, std::memory_order_relaxed);  // a count only; nothing else is published
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (arrived.load(std::memory_order_relaxed) < threads && std::chrono::steady_clock::now() < give_up)
+          std::this_thread::yield();
+      }, tbb::simple_partitioner());
+    });
   }
 
   // Binds each thread that enters the arena to CPU cpus[slot % cpus.size()], once per thread.
