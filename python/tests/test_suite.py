@@ -110,6 +110,52 @@ def test_spawn_and_steal_cost_arithmetic():
     assert by_target(targets(ds2, ghz2), "steal")[0].verdict == "no data"
 
 
+def test_steal_and_spawn_targets_carry_a_paired_interval():
+    """The steal row pairs Plait with the peer of the lowest median, round by round; the spawn row
+    takes Plait's fib run minus the same round's serial run. Both say what the 95 % interval of
+    that median says about the target."""
+    fb = {"n": 30, "cutoff": 0}
+    runs = []
+    # 9 rounds; Plait's steal cost is below gomp's in every round, by a factor 0.5-0.7;
+    # tbb is slower still, so gomp is the closest peer. Round 5's serial fib is slow: the paired
+    # spawn cost of that round is low, not negative.
+    for rnd in range(1, 10):
+        plait_c, gomp_c = 800.0 + 10 * rnd, 1400.0 + 60 * rnd
+        serial_t = 0.012 if rnd == 5 else 0.010
+        for r in (run("steal", "plait", 2, {"auto": "1"}, 0.3, steal_cost_cycles=plait_c, steal_cost_ns=plait_c / 2.5,
+                      tsc_ghz=2.5),
+                  run("steal", "gomp", 2, {"auto": "1"}, 0.3, steal_cost_cycles=gomp_c, steal_cost_ns=gomp_c / 2.5,
+                      tsc_ghz=2.5),
+                  run("steal", "tbb", 2, {"auto": "1"}, 0.3, steal_cost_cycles=3000.0, steal_cost_ns=1200.0, tsc_ghz=2.5),
+                  run("fib", "serial", 1, fb, serial_t, tasks=1_000_000),
+                  run("fib", "plait", 1, fb, serial_t + 0.004 + 0.0001 * rnd, tasks=1_000_000)):
+            r.round = rnd
+            runs.append(r)
+    ds = Dataset(runs)
+    tg = targets(ds, 2.5)
+    st = by_target(tg, "steal")[0]
+    ratios = sorted((800.0 + 10 * k) / (1400.0 + 60 * k) for k in range(1, 10))
+    assert st.verdict == "met" and st.interval == "within"
+    assert f"paired plait ×{ratios[4]:.3f} over gomp's steal cost (9 rounds; 95 % interval " \
+           f"{ratios[1]:.3f}–{ratios[7]:.3f}: within the target)" in st.reference
+    assert f"paired ×{ratios[4]:.2f} over gomp" in st.brief
+    sp = by_target(tg, "spawn/join")[0]
+    cyc = sorted((0.004 + 0.0001 * k) / 1e6 * 1e9 * 2.5 for k in range(1, 10))  # 10.25 ... 12.25 cycles
+    assert sp.verdict == "met" and sp.interval == "within"
+    assert f"{cyc[4]:.1f} cycles, 95 % interval {cyc[1]:.1f}–{cyc[7]:.1f} (9 rounds: within the target)" in sp.reference
+    # Plait's steal cost above the closest peer's in every round: outside, and not met
+    for r in runs:
+        if r.kernel == "steal" and r.runtime == "plait":
+            r.stats["steal_cost_cycles"] *= 3
+    ds = Dataset(runs)
+    st = by_target(targets(ds, 2.5), "steal")[0]
+    assert st.verdict == "not met" and st.interval == "outside"
+    # fewer than 6 rounds: no interval, undecided
+    few = Dataset([r for r in runs if r.round <= 5])
+    sp = by_target(targets(few, 2.5), "spawn/join")[0]
+    assert sp.interval == "undecided" and "no 95 % interval below 6 rounds" in sp.reference
+
+
 def test_cpuinfo_ghz(tmp_path):
     f = tmp_path / "cpuinfo"
     f.write_text("processor\t: 0\ncpu MHz\t\t: 2596.128\nprocessor\t: 1\ncpu MHz\t\t: 3000.000\n")
