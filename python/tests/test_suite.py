@@ -19,6 +19,7 @@ from plait_bench.suite import (
     cutoff_class,
     has_suite,
     overhead_table,
+    serial_spread,
     suite_problems,
     targets,
 )
@@ -154,6 +155,19 @@ def test_steal_and_spawn_targets_carry_a_paired_interval():
     few = Dataset([r for r in runs if r.round <= 5])
     sp = by_target(targets(few, 2.5), "spawn/join")[0]
     assert sp.interval == "undecided" and "no 95 % interval below 6 rounds" in sp.reference
+
+
+def test_serial_spread_is_the_hosts_noise_per_kernel():
+    """Slowest over fastest serial run per kernel, widest first; a kernel with one serial run or
+    several cut-offs is listed once."""
+    runs = [run("health", "serial", 1, {"size": "small", "cutoff": "coarse"}, t) for t in (0.2, 0.5, 1.0)]
+    runs += [run("health", "serial", 1, {"size": "small", "cutoff": "fine"}, t) for t in (0.3, 0.33)]
+    runs += [run("sort", "serial", 1, {"size": "small", "cutoff": "coarse"}, t) for t in (0.30, 0.33)]
+    runs += [run("fft", "serial", 1, {"size": "small", "cutoff": "coarse"}, 0.4)]
+    runs += [run("sort", "plait", 1, {"size": "small", "cutoff": "coarse"}, t) for t in (0.1, 0.9)]
+    sp = serial_spread(Dataset(runs))
+    assert [(k, n) for k, _, n in sp] == [("health", 3), ("sort", 2)]
+    assert sp[0][1] == pytest.approx(5.0) and sp[1][1] == pytest.approx(1.1)
 
 
 def test_cpuinfo_ghz(tmp_path):

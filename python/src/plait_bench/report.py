@@ -606,6 +606,13 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
               f"that median (the sign-test interval; none below 6 rounds) says about the target: within, "
               f"outside, or undecided when it straddles the limit, i.e. the rounds cannot tell Plait from its "
               f"reference. Cycles via {ghz_src}. {caption(*counts(tuple(ds.kernels())))}.*\n")
+    spread = suite.serial_spread(ds)
+    if spread:
+        md.append("\n*Host noise: the slowest over the fastest serial run of each kernel in this session ("
+                  + ", ".join(f"{k} ×{r:.2f} over {n} runs" for k, r, n in spread)
+                  + "). The serial binary runs no scheduler, so this spread is the machine's: where it is wider "
+                    "than a target's margin, the medians of single runs can fall on either side of the limit, "
+                    "and the paired interval says whether the rounds still tell.*\n")
     return md, written
 
 

@@ -447,6 +447,19 @@ class _Pairing(NamedTuple):
         return self.mine_cell.time.median / self.peer_cell.time.median
 
 
+def serial_spread(ds: Dataset) -> list[tuple[str, float, int]]:
+    """(kernel, slowest / fastest verified serial run, runs) per suite kernel with at least two
+    serial runs, widest first. The serial binary has no scheduler, so its spread is the host's
+    noise: a target closer than this to its limit cannot be told by medians of single runs."""
+    out = []
+    for p in suite_problems(ds):
+        c = ds.cell(p.kernel, p.base, "serial", 1)
+        t = c.time if c is not None else None
+        if t is not None and t.n >= 2 and t.lo > 0 and all(k != p.kernel for k, _, _ in out):
+            out.append((p.kernel, t.hi / t.lo, t.n))
+    return sorted(out, key=lambda x: -x[1])
+
+
 def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) -> list[Target]:
     """The issue-6 targets, each with the numbers it was decided on. Medians decide."""
     costs = cost_table(ds, ghz) if costs is None else costs
