@@ -317,7 +317,7 @@ def _failed(c: Cell | None) -> str:
 @dataclass(frozen=True)
 class Paired:
     """A per-round statistic with the median over rounds and its 95 % interval: Plait's run over a
-    reference run of the same round (paired_ratio, paired_stat), or Plait's spawn cost in cycles
+    reference run of the same round (paired_ratio), or Plait's spawn cost in cycles
     (spawn_paired)."""
 
     median: float
@@ -369,9 +369,11 @@ def per_round(c: Cell, value: Callable[[Run], float | None] = lambda r: r.time_s
     return {k: Summary.of(v).median for k, v in by.items()}
 
 
-def paired_ratio(mine: Cell, refs: list[Cell]) -> Paired | None:
+def paired_ratio(mine: Cell, refs: list[Cell],
+                 value: Callable[[Run], float | None] = lambda r: r.time_s) -> Paired | None:
     """Median over rounds of mine's time over the fastest reference time of the same round (the
-    targets pass one reference: the closest peer, or serial).
+    targets pass one reference: the closest peer, or serial). `value` measures something else
+    than the time (the steal target: each run's steal cost).
 
     Only rounds in which mine and every reference have a verified run count (a round's several
     runs of one cell: their median). Interleaved runs of one round lie close together in time, so
@@ -380,19 +382,10 @@ def paired_ratio(mine: Cell, refs: list[Cell]) -> Paired | None:
     reference at all. Shown next to the verdict; it does not decide it. None when no round has them
     all.
     """
-    m = per_round(mine)
-    rs = [per_round(c) for c in refs]
+    m = per_round(mine, value)
+    rs = [per_round(c, value) for c in refs]
     rounds = [k for k in m if rs and all(k in r for r in rs)]
     ratios = [m[k] / min(r[k] for r in rs) for k in rounds]
-    s = Summary.of(ratios)
-    return None if s is None else Paired(s.median, s.n, median_ci(ratios))
-
-
-def paired_stat(mine: Cell, ref: Cell, value: Callable[[Run], float | None]) -> Paired | None:
-    """Median over rounds of value(mine's run) / value(ref's run of the same round), with its 95 %
-    interval, as paired_ratio does for times (the steal target: Plait's steal cost over a peer's)."""
-    m, r = per_round(mine, value), per_round(ref, value)
-    ratios = [m[k] / r[k] for k in m if k in r]
     s = Summary.of(ratios)
     return None if s is None else Paired(s.median, s.n, median_ci(ratios))
 
@@ -512,7 +505,7 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
                 # paired with the peer of the lowest median steal cost, round by round
                 closest = min((c for c in peers if get(c) is not None), key=lambda c: get(c).median)
                 stat = "steal_cost_cycles" if use_cycles else "steal_cost_ns"
-                pr = paired_stat(pl.steal_cell, closest.steal_cell, lambda r: _num(r.stats.get(stat)))
+                pr = paired_ratio(pl.steal_cell, [closest.steal_cell], lambda r: _num(r.stats.get(stat)))
                 if pr is not None:
                     brief += f"; paired ×{pr.median:.2f} over {closest.series}"
                 out.append(Target(t2, "steal, P=2", _fmt(mine, unit, 0) + _failed(pl.steal_cell),
