@@ -137,12 +137,12 @@ void supply_thieves(Worker* w) noexcept {
 // (Only task_group::run's throttled path calls it, after its no_worker check.)
 void serve_request(Worker* w) noexcept { settle(w, w->head); }
 
-bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
-  if (w->pool == nullptr) return false;  // no_worker: the caller throws
+std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
+  if (w->pool == nullptr) return no_slot;  // no_worker: the caller throws
   std::uint32_t h = w->head;
   if (h >= w->capacity) {  // full: the caller runs the task inline
     settle(w, h);
-    return false;
+    return no_slot;
   }
   Slot& s = w->odq[h];
   s.exec = exec;
@@ -163,12 +163,14 @@ bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
     notify_work(w->pool, w);
   }
   settle(w, h + 1);
-  return true;
+  return h;
 }
 
-// The owner took slot h back: `local`, or `traced` after recording the task's begin.
+// The owner took slot h back: `local`, or `traced` after recording the task's begin (not for a
+// tombstone: the task that was there already has its begin and end).
 static pop_result popped_local(Worker* w, std::uint32_t h) noexcept {
   if (PLAIT_LIKELY(!tracing(w))) return pop_result::local;
+  if (w->odq[h].exec == &tombstone_exec) return pop_result::local;
   trace_task_begin(w, w->odq[h].trace_id, w->odq[h].trace_label);
   return pop_result::traced;
 }
@@ -286,7 +288,7 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
     // release: our reads of the slot happen-before the owner reuses it (it acquires this mark).
     sl.thief.store(self->index + 1, std::memory_order_release);
     if (PLAIT_UNLIKELY(tracing(self))) {
-      trace_stolen(self, v, id);
+      if (fn != &tombstone_exec) trace_stolen(self, v, id);  // a tombstone's task is traced already
       run_stolen_traced(self, fn, data, id, label);
     } else {
       run_stolen(self, fn, data);
@@ -315,6 +317,11 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
     Slot& sl = v->dq[t + i];
     exec_fn fn = sl.exec;
     std::uintptr_t tagged = (sl.tagged & ~std::uintptr_t{1}) | static_cast<std::uintptr_t>(slot_kind::detached);
+    if (fn == &tombstone_exec) {  // its task ran in place already: nothing to keep
+      // release: as below.
+      sl.thief.store(self->index + 1, std::memory_order_release);
+      continue;
+    }
     if (tr) {  // the re-pushed slot keeps the task's id (and so its creator) and label
       self->trace->forward_id = sl.trace_id;
       self->trace->forward_label = sl.trace_label;
@@ -332,7 +339,7 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
   // release: as above, for the first slot (read before the loop).
   v->dq[t].thief.store(self->index + 1, std::memory_order_release);
   if (tr) {
-    trace_stolen(self, v, first_id);
+    if (first_fn != &tombstone_exec) trace_stolen(self, v, first_id);
     run_stolen_traced(self, first_fn, first_data, first_id, first_label);
   } else {
     run_stolen(self, first_fn, first_data);
@@ -352,6 +359,7 @@ void run_stolen(Worker* w, exec_fn exec, void* data) noexcept {
 }
 
 void run_stolen_traced(Worker* w, exec_fn exec, void* data, std::uint64_t id, std::uint32_t label) noexcept {
+  if (exec == &tombstone_exec) return;  // its task ran in place, and was traced there
   std::uint32_t saved = w->base;
   w->base = w->head;
   trace_task_begin(w, id, label);
@@ -401,6 +409,79 @@ void drain_detached(Worker* w) noexcept {
     if (r == pop_result::traced) trace_task_end(w);
   }
   flush_deferred(w);
+  w->defer_ok = saved_ok;
+}
+
+void tombstone_exec(void*, Worker*) noexcept {}
+
+void assert_failed(const char* cond, const char* file, int line) noexcept {
+  std::fprintf(stderr, "plait: internal invariant violated: %s (%s:%d)\n", cond, file, line);
+  std::abort();
+}
+
+// Owner, in a task_group wait: slot i (below the newest slot, which is a spawn handle of the
+// waiting task) holds a detached child. Make it private so that it can run in place: a private
+// slot needs nothing; a shared one is taken back with the same CAS on `ts` that pop_slow uses,
+// moving split down to i ([i, split) becomes private again: thieves' CASes and ours are totally
+// ordered on the one word, so slot i goes to exactly one side). Returns false when a thief
+// claimed it first (i < tail): the thief runs it and the group counts it as usual.
+bool reclaim_buried(Worker* w, std::uint32_t i) noexcept {
+  PLAIT_ASSERT(i + 1 < w->head && i >= w->base);
+  if (i >= w->split) return true;
+  if (w->allstolen) return false;  // every shared slot, i among them, was stolen
+  std::uint64_t v = w->ts.load(std::memory_order_relaxed);
+  for (;;) {
+    std::uint32_t t = ts_tail(v);
+    PLAIT_ASSERT(i < ts_split(v));  // invariant 3: our split is the word's split
+    if (i < t) return false;
+    stress_point();
+    // acq_rel/relaxed: as the take-back CAS in pop_slow. On failure v is reloaded: a thief moved tail.
+    if (w->ts.compare_exchange_weak(v, ts_pack(t, i), std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      w->split = i;
+      // pop_limit down to the new split (slots [i, head) are private now); a pending request is
+      // kept pending, as nothing below i is private.
+      settle(w, i);
+      return true;
+    }
+  }
+}
+
+void uncover(Worker* w, const void* handle) noexcept {
+  if (w->pool == nullptr) {
+    std::fprintf(stderr,
+                 "plait: spawn_handle::join called on a thread that is not a plait worker (handle %p); a handle "
+                 "must be joined by the task that spawned it\n",
+                 handle);
+    std::abort();
+  }
+  // Children run here pay their own completion RMW: this is no drain loop that would pop their
+  // siblings next.
+  bool saved_ok = w->defer_ok;
+  w->defer_ok = false;
+  for (;;) {
+    if (w->head <= w->base) {
+      std::fprintf(stderr,
+                   "plait: spawn_handle::join on worker %u: handle %p is not among the unjoined spawns of the "
+                   "calling task; a handle must be joined once, by the task that spawned it\n",
+                   w->index, handle);
+      std::abort();
+    }
+    const std::uint32_t h = w->head - 1;
+    Slot& s = w->odq[h];
+    if (s.kind() == slot_kind::joinable) {
+      if (s.data() == handle) break;
+      lifo_violation(w, h, handle);
+    }
+    // A task_group child (or a loop record, or the tombstone of a child that ran in place) added
+    // after our spawn and still queued. It must leave the deque before our slot can be popped, and
+    // running it now is what the group needs anyway (a scheduling point, as in OpenMP).
+    exec_fn fn = s.exec;
+    void* data = s.data();
+    pop_result r = pop(w);
+    if (r == pop_result::stolen) continue;  // its thief runs it; the group counts it
+    fn(data, w);
+    if (r == pop_result::traced) trace_task_end(w);
+  }
   w->defer_ok = saved_ok;
 }
 

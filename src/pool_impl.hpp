@@ -88,6 +88,10 @@ void request_work(Worker* victim) noexcept;
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept;
 void run_chunk(Worker* self, Worker* victim, std::uint32_t tail, std::uint32_t k) noexcept;
 void drain_detached(Worker* w) noexcept;
+// What a detached slot holds once its task ran in place (group_wait, below a spawn handle): a
+// no-op, with a null record. Whoever pops or steals it later runs nothing.
+void tombstone_exec(void* data, Worker* w) noexcept;
+bool reclaim_buried(Worker* w, std::uint32_t i) noexcept;
 
 // idle.cpp
 struct IdleState {
@@ -104,6 +108,8 @@ std::uint64_t now_ns() noexcept;
 // worker.cpp
 void* worker_main(void* arg);
 bool find_work(Worker* w) noexcept;
+// Runs one root task queued on w's pool, if any (true when it ran one).
+bool take_injected(Worker* w) noexcept;
 
 // trace.cpp. Every function is called only while w->trace != null (the pool traces).
 struct TraceBuf {

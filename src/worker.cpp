@@ -30,7 +30,7 @@ static unsigned next_random(Worker* w) noexcept {
   return static_cast<unsigned>((x * 0x2545F4914F6CDD1DULL) >> 32);
 }
 
-static bool take_injected(Worker* w) noexcept {
+bool take_injected(Worker* w) noexcept {
   Pool* p = w->pool;
   Injected* job = nullptr;
   {
@@ -100,6 +100,19 @@ void* worker_main(void* arg) {
   return nullptr;
 }
 
+// A waiting worker (a join of a stolen task, step 2 of a group wait) pushes and pops nothing, so
+// it would never serve a thief's request for the private slots it still holds: the earlier spawns
+// of the waiting task, or the slots of frames it interrupted. Serve it here: one relaxed load of a
+// line the owner already reads. Without it, an idle worker could wait for those slots until the
+// waiter's join returned, and a group wait whose last child sat privately below the frame it
+// waits in (reached through a stolen task) would wait for ever.
+static void serve_waiting(Worker* w) noexcept {
+  // relaxed: a hint, as on the push path; settle does the synchronising exchange. Only when there
+  // is something private to publish: otherwise the request stays pending for our next push or pop
+  // (settle would re-arm it on every call, writing the line the thieves poll).
+  if (PLAIT_UNLIKELY(w->req.load(std::memory_order_relaxed) != 0) && w->head > w->split) serve_request(w);
+}
+
 void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
   PLAIT_COUNT(w, joins_stolen, 1);
   // pop_slow waited for the thief's mark and left it in last_thief; copy it before any task we
@@ -115,6 +128,7 @@ void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
       b.reset();
       continue;
     }
+    serve_waiting(w);
     b.pause();
   }
 }
@@ -157,13 +171,37 @@ PLAIT_COLD static void run_coarse_children(Worker* w, std::uint32_t floor) noexc
   }
 }
 
+// Runs the detached child in slot i in place (group_wait, step 1b): the slot keeps a tombstone,
+// so that the indices of the slots around it, the spawn handles above among them, do not move.
+PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
+  Slot& s = w->odq[i];
+  const exec_fn fn = s.exec;
+  void* const data = s.data();
+  const std::uint64_t id = s.trace_id;
+  const std::uint32_t label = s.trace_label;
+  // Plain stores: reclaim_buried made the slot private (only we read or write it until a later
+  // publish, a release, covers it).
+  s.exec = &tombstone_exec;
+  s.tagged = static_cast<std::uintptr_t>(slot_kind::detached);
+  s.trace_id = 0;
+  bool saved_ok = w->defer_ok;
+  w->defer_ok = false;  // not a drain loop: the next slot is not popped next
+  if (tracing(w)) {
+    trace_task_begin(w, id, label);
+    fn(data, w);
+    trace_task_end(w);
+  } else {
+    fn(data, w);
+  }
+  w->defer_ok = saved_ok;
+}
+
 void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept {
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
   //    group's floor: slots below it belong to enclosing frames, and running them here would nest
   //    one frame per task (a stack overflow found by the floorplan kernel). Every detached slot
-  //    above the floor is popped, also once no child is pending: stolen slots must leave the deque
-  //    before the frame joins the spawn handles below them.
+  //    above the floor is popped, also once no child is pending.
   //
   //    Coarse children. A child is timed (TSC) only after a thief asked for work: when entering
   //    the wait published some children (top_up_for_wait), or when the pop before it did (split
@@ -172,37 +210,67 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
   //    until a child runs short again. Fine groups with no thief asking pay one compare per child
   //    and no clock read (health's fine cut-off: 2.25 M children of ~40 ns; a first version that
   //    read the clock on entering every wait and kept the mode in the loop cost it 1.3-2.8 %).
+  //
+  // 1b. Buried children. When the newest slot is a spawn handle of the waiting task (spawned after
+  //    some children and joined after this wait), children below it cannot be popped. A thief may
+  //    take them, but with one worker, or all others busy, nobody would: the wait would never
+  //    end. So, while children are pending, the wait looks below the handles (down to the floor)
+  //    and runs each queued child in place, leaving a tombstone (reclaim_buried, run_buried).
+  //    The slots above keep their indices, so the handles' joins pop them as usual; the tombstones
+  //    leave the deque with the next join (uncover) or drain that passes them. `scan` only moves
+  //    down: the slots between it and the newest handle are handles or tombstones, which only the
+  //    waiting task (blocked here) could change.
   if (floor < w->base) floor = w->base;
   const std::uint32_t split0 = w->split;
   top_up_for_wait(w, floor);
   bool time_next = w->split != split0;
   bool saved_ok = w->defer_ok;
-  w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
-  while (w->head > floor) {
-    Slot& s = w->odq[w->head - 1];
-    if (s.kind() != slot_kind::detached) break;
-    exec_fn fn = s.exec;
-    void* data = s.data();
-    const std::uint32_t split_before = w->split;
-    pop_result r = pop(w);
-    if (r == pop_result::stolen) {
-      flush_deferred(w);
-      continue;
+  std::uint32_t scan = w->head;
+  for (;;) {
+    w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
+    while (w->head > floor) {
+      Slot& s = w->odq[w->head - 1];
+      if (s.kind() != slot_kind::detached) break;
+      exec_fn fn = s.exec;
+      void* data = s.data();
+      const std::uint32_t split_before = w->split;
+      pop_result r = pop(w);
+      if (r == pop_result::stolen) {
+        flush_deferred(w);
+        continue;
+      }
+      // The next slot's record (written long ago, or on another core) starts loading while this
+      // task runs. Only the owner writes slots, so reading one a thief may take is no race.
+      if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
+      // The pop served a thief's request (published), or took a shared slot back: time this child.
+      if (PLAIT_UNLIKELY(time_next || w->split != split_before)) {
+        time_next = false;
+        if (run_timed(w, fn, data, r)) run_coarse_children(w, floor);
+        continue;
+      }
+      fn(data, w);
+      if (r == pop_result::traced) trace_task_end(w);
     }
-    // The next slot's record (written long ago, or on another core) starts loading while this
-    // task runs. Only the owner writes slots, so reading one a thief may take is no race.
-    if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
-    // The pop served a thief's request (published), or took a shared slot back: time this child.
-    if (PLAIT_UNLIKELY(time_next || w->split != split_before)) {
-      time_next = false;
-      if (run_timed(w, fn, data, r)) run_coarse_children(w, floor);
-      continue;
+    flush_deferred(w);  // before waiting: our own deferred count would keep `pending` above zero
+    w->defer_ok = saved_ok;
+    // 1b. The newest slot is a spawn handle (or we reached the floor).
+    if (w->head <= floor) break;
+    // acquire: as in step 2 (nothing is read after a 0 here but what step 2 would read).
+    if (pending->load(std::memory_order_acquire) == 0) break;
+    if (scan > w->head - 1) scan = w->head - 1;
+    bool found = false;
+    while (scan > floor) {
+      --scan;
+      const Slot& b = w->odq[scan];
+      if (b.kind() == slot_kind::detached && b.exec != &tombstone_exec) {
+        found = true;
+        break;
+      }
     }
-    fn(data, w);
-    if (r == pop_result::traced) trace_task_end(w);
+    if (!found) break;
+    if (reclaim_buried(w, scan)) run_buried(w, scan);
+    // The child may have left children of its own on top of the handle: the loop pops them.
   }
-  flush_deferred(w);  // before waiting: our own deferred count would keep `pending` above zero
-  w->defer_ok = saved_ok;
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
   Pool* p = w->pool;
   Backoff b(p->spin_limit);
@@ -221,6 +289,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     if (ran) {
       b.reset();
     } else {
+      serve_waiting(w);
       b.pause();
     }
   }
@@ -247,8 +316,9 @@ void task_group::wait() {
 }
 
 task_group::~task_group() {
-  // relaxed: a hint; wait() does the synchronising load.
-  if (pending_.load(std::memory_order_relaxed) != 0) {
+  // acquire: a 0 read here comes from the last child's release decrement (its last access to the
+  // group), so the memory of the group (and of the frame its closures point into) may go now.
+  if (pending_.load(std::memory_order_acquire) != 0) {
     detail::Worker* w = detail::current_worker();
     if (w) {
       detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->base);

@@ -108,7 +108,6 @@ TEST(Pool, BadOptionsThrowOneLine) {
   EXPECT_THROW(plait::pool({.num_workers = 1, .deque_capacity = 1000}), std::invalid_argument);
 }
 
-#if PLAIT_CHECK_LIFO
 TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
   EXPECT_DEATH(
       {
@@ -122,6 +121,5 @@ TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
       },
       "join order violated");
 }
-#endif
 
 }  // namespace

@@ -8,8 +8,11 @@
 // So a spawn copies the closure once, writes a 32-byte slot and bumps an index: no heap
 // allocation and no atomic read-modify-write, whatever the closure's size. When the task was not
 // stolen, join() calls the closure directly (the compiler can inline it). Joins are strictly LIFO
-// per worker: a handle must be joined before any handle spawned earlier on the same task.
-// Debug builds check this and abort with a message naming both handles. A handle that goes out
+// per task: a handle must be joined before any handle spawned earlier by the same task, and by
+// the task that spawned it. Every build checks both and aborts with a message naming the handles.
+// task_group children (and loops, data-flow regions) may be added between a spawn and its join:
+// the join runs the children still queued above its own slot first (docs/design.md, "Mixing
+// spawn/join with task groups"). A handle that goes out
 // of scope unjoined (an exception passing through) joins in its destructor and drops the result.
 #pragma once
 
@@ -31,6 +34,11 @@ namespace plait {
 namespace detail {
 // Waits for a stolen joinable task while running work stolen back from its thief (leapfrogging).
 PLAIT_COLD void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept;
+// A join found something other than its own slot on top of the deque: runs the task_group
+// children above it (detached slots) until its slot is the newest. Aborts with a message when a
+// newer spawn handle is still unjoined (joins are LIFO) or the handle's slot is not in the calling
+// task's frame (joined by a task other than the spawning one).
+PLAIT_COLD void uncover(Worker* w, const void* handle) noexcept;
 
 inline constexpr std::uint8_t outcome_pending = 0, outcome_value = 1, outcome_error = 2;
 }  // namespace detail
@@ -51,9 +59,13 @@ class [[nodiscard]] spawn_handle {
   result_type join() {
     if (PLAIT_UNLIKELY(state_ != state::pushed)) return join_rare();
     detail::Worker* w = detail::tl_worker;  // the spawning worker: a task never changes threads
-#if PLAIT_CHECK_LIFO
-    if (w->odq[w->head - 1].data() != this) detail::lifo_violation(w, w->head - 1, this);
-#endif
+    // Our slot must be the newest. task_group children added since the spawn (or the places of
+    // ones already run) may lie above it: uncover runs them first, and refuses a join that is not
+    // LIFO (in every build: one compare of head with the head the spawn left). Slot indices never
+    // move and only our join pops our slot, so an equal head means our slot is on top; debug
+    // builds also check its content, which catches a join by a task other than the spawning one.
+    if (PLAIT_UNLIKELY(w->head != top_)) detail::uncover(w, this);
+    PLAIT_ASSERT(w->odq[w->head - 1].tagged == reinterpret_cast<std::uintptr_t>(this));
     detail::pop_result popped = detail::pop(w);
     if (PLAIT_LIKELY(popped == detail::pop_result::local)) {
       // `joined` is stored after the call, so that the compiler, seeing that store right before
@@ -89,8 +101,33 @@ class [[nodiscard]] spawn_handle {
 
   template <class G>
   explicit spawn_handle(G&& g) : fn_(std::forward<G>(g)) {
-    if (PLAIT_UNLIKELY(!detail::push(detail::tl_worker, &exec_stolen, this, detail::slot_kind::joinable)))
+    // push(), with the head it leaves kept in the handle for join's check.
+    detail::Worker* w = detail::tl_worker;
+    const std::uint32_t h = w->head;
+    // relaxed: a request is a hint; reading it late only delays publication by one spawn.
+    if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) {
+      push_rare(w);
+      return;
+    }
+    detail::Slot& s = w->odq[h];
+    // Plain stores: the slot is private (see detail::push).
+    s.exec = &exec_stolen;
+    s.tagged = reinterpret_cast<std::uintptr_t>(this) | static_cast<std::uintptr_t>(detail::slot_kind::joinable);
+    w->head = h + 1;
+    top_ = h + 1;
+    PLAIT_COUNT(w, spawns, 1);
+  }
+
+  // The push's slow path (a request to serve, a reset after all-stolen, tracing, a full deque, or
+  // no worker at all), out of line.
+  PLAIT_NOINLINE void push_rare(detail::Worker* w) {
+    const std::uint32_t at =
+        detail::push_slow(w, &exec_stolen,
+                          reinterpret_cast<std::uintptr_t>(this) | static_cast<std::uintptr_t>(detail::slot_kind::joinable));
+    if (at == detail::no_slot)
       push_failed();
+    else
+      top_ = at + 1;
   }
 
   // Not a worker thread: throw. Deque full: run now, hand the result over at join(). Out of line
@@ -180,6 +217,7 @@ class [[nodiscard]] spawn_handle {
   F fn_;
   std::atomic<std::uint8_t> outcome_{detail::outcome_pending};
   state state_ = state::pushed;
+  std::uint32_t top_;  // while state_ == pushed: the deque's head right after our push (our slot + 1)
   alignas(stored) unsigned char value_[sizeof(stored)];
   alignas(std::exception_ptr) unsigned char error_[sizeof(std::exception_ptr)];
 };

@@ -4,9 +4,13 @@
 //   for (auto& item : items) g.run([&item] { process(item); });
 //   g.wait();   // every child (and every child they added with g.run) has finished
 //
-// Children may call run() on the same group from any worker. wait() first runs the group's
-// children still on this worker's deque, then helps other workers (steals and runs their tasks)
-// until the last child finishes. It runs its own children newest first. Once another worker has
+// Children may call run() on the same group from any worker, and run() may be called anywhere in
+// a task: between a spawn and its join, in a loop body, in another group's child, in a data-flow
+// task. wait() first runs the group's children still on this worker's deque — also those queued
+// below spawn handles of the waiting task that are still unjoined (they run in place; see
+// docs/design.md, "Mixing spawn/join with task groups") — then helps other workers (steals and
+// runs their tasks) until the last child finishes. A child must not wait() for its own group:
+// the wait would count the waiting child itself and never return. It runs its own children newest first. Once another worker has
 // asked for work and a child took 12.6 us or more (32768 TSC ticks), every child still queued
 // stays stealable while this worker runs one. So other workers do not wait for a long child to
 // finish before they get the rest. The first exception thrown by a child cancels the group (children

@@ -190,7 +190,9 @@ PLAIT_INLINE Worker* current_worker() noexcept {
 // Slow paths, out of line (src/deque.cpp). Deliberately noinline but not [[gnu::cold]]: gcc 12
 // treats every path that may reach a cold call as unlikely, which moved the spawn fast path into
 // .text.cold when push() called a cold function.
-PLAIT_NOINLINE bool push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept;
+// push_slow returns the index of the pushed slot, or no_slot when it pushed nothing.
+inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+PLAIT_NOINLINE std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept;
 PLAIT_NOINLINE pop_result pop_slow(Worker* w, std::uint32_t h) noexcept;
 // Publishes private slots for a pending steal request, outside a push or pop (task_group's throttle).
 PLAIT_NOINLINE void serve_request(Worker* w) noexcept;
@@ -206,7 +208,7 @@ PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noex
   std::uint32_t h = w->head;
   std::uintptr_t tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
   // relaxed: a request is a hint; reading it late only delays publication by one spawn.
-  if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged);
+  if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged) != no_slot;
   Slot& s = w->odq[h];
   // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
   // the release RMW/store on `ts` that publishes it (push_slow / pop_slow), which orders them.
