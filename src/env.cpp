@@ -7,6 +7,9 @@
 //   PLAIT_STEAL         one | chunk:K (1..2^20) | half | adaptive
 //   PLAIT_STACK_SIZE    worker stack in bytes, suffix K/M/G allowed, 64K..64G
 //   PLAIT_GROUP_THROTTLE  off | 1..2^30: private tasks past which task_group::run runs a child at once
+//   PLAIT_STRESS        0 | 1 | empty (0 and empty: off); read by stress.cpp, checked here
+//
+// A field of pool_options that is set wins over its variable, which is then not read at all.
 #include "pool_impl.hpp"
 
 #include <sched.h>
@@ -14,8 +17,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace plait {
 
@@ -46,22 +51,39 @@ static unsigned parse_workers(const char* var, std::string val) {
 
 static std::size_t parse_size(const char* var, const std::string& val) {
   const std::string accepted = "a byte count 64K..64G, optionally with suffix K, M or G (e.g. 512M)";
-  if (val.empty()) bad(var, val, accepted);
+  constexpr unsigned long long lo = 64ull << 10, hi = 64ull << 30;
   std::size_t i = 0;
-  while (i < val.size() && val[i] >= '0' && val[i] <= '9') ++i;
-  if (i == 0 || i > 15) bad(var, val, accepted);
-  unsigned long long x = std::strtoull(val.substr(0, i).c_str(), nullptr, 10);
-  std::string suf = val.substr(i);
+  unsigned long long x = 0;
+  // The number saturates once it is above the maximum, so that no digit string, however long,
+  // can wrap around into the accepted range (neither here nor in the shift below).
+  for (; i < val.size() && val[i] >= '0' && val[i] <= '9'; ++i)
+    if (x <= hi) x = x * 10 + static_cast<unsigned>(val[i] - '0');
+  if (i == 0) bad(var, val, accepted);
+  const std::string suf = val.substr(i);
+  unsigned shift = 0;
   if (suf == "K" || suf == "k")
-    x <<= 10;
+    shift = 10;
   else if (suf == "M" || suf == "m")
-    x <<= 20;
+    shift = 20;
   else if (suf == "G" || suf == "g")
-    x <<= 30;
+    shift = 30;
   else if (!suf.empty())
     bad(var, val, accepted);
-  if (x < (64ull << 10) || x > (64ull << 30)) bad(var, val, accepted);
+  if (x > (hi >> shift)) bad(var, val, accepted);
+  x <<= shift;
+  if (x < lo) bad(var, val, accepted);
   return static_cast<std::size_t>(x);
+}
+
+// A policy set in pool_options must be one of its enumerators: an enum class holds any value of
+// its underlying type, e.g. static_cast<steal_policy>(9). The enumerators run from 0 to `last`.
+template <class E>
+static void check_enum(const char* field, const char* type, std::optional<E> v, E last, const char* accepted) {
+  if (!v) return;
+  const auto x = static_cast<std::underlying_type_t<E>>(*v);
+  if (x < 0 || x > static_cast<std::underlying_type_t<E>>(last))
+    throw std::invalid_argument(std::string("plait: ") + field + " = " + std::to_string(x) + " is out of range for " +
+                                type + "; accepted: " + accepted);
 }
 
 static unsigned hardware_cpus() {
@@ -88,7 +110,11 @@ pool_options pool_options::from_env(pool_options o) {
     throw std::invalid_argument("plait: num_workers " + std::to_string(o.num_workers) + " is out of range; accepted 1.." +
                                 std::to_string(max_workers));
   }
-  if (o.pin == pin_policy::none) {
+  check_enum("pin", "pin_policy", o.pin, pin_policy::cores, "none, cores");
+  check_enum("idle", "idle_policy", o.idle, idle_policy::spin, "sleep, spin");
+  check_enum("steal", "steal_policy", o.steal, steal_policy::adaptive, "one, chunk, half, adaptive");
+  if (!o.pin) {
+    o.pin = pin_policy::none;
     if (const char* v = std::getenv("PLAIT_PIN")) {
       std::string s = v;
       if (s == "cores")
@@ -97,7 +123,8 @@ pool_options pool_options::from_env(pool_options o) {
         bad("PLAIT_PIN", s, "none, cores");
     }
   }
-  if (o.idle == idle_policy::sleep) {
+  if (!o.idle) {
+    o.idle = idle_policy::sleep;
     if (const char* v = std::getenv("PLAIT_IDLE")) {
       std::string s = v;
       if (s == "spin")
@@ -106,7 +133,8 @@ pool_options pool_options::from_env(pool_options o) {
         bad("PLAIT_IDLE", s, "sleep, spin");
     }
   }
-  if (o.steal == steal_policy::one) {
+  if (!o.steal) {
+    o.steal = steal_policy::one;
     if (const char* v = std::getenv("PLAIT_STEAL")) {
       std::string s = v;
       const char* accepted = "one, chunk:K (K in 1..1048576), half, adaptive";
@@ -136,6 +164,12 @@ pool_options pool_options::from_env(pool_options o) {
     throw std::invalid_argument("plait: stack_size " + std::to_string(o.stack_size) + " is below the minimum 65536");
   }
   if (o.deque_capacity == 0) o.deque_capacity = std::size_t{1} << 21;
+  // Stress mode is a process-wide switch that stress.cpp reads once at start-up, where nothing can
+  // be reported; a malformed value is refused here, so that no pool runs with it.
+  if (const char* v = std::getenv("PLAIT_STRESS")) {
+    std::string s = v;
+    if (!s.empty() && s != "0" && s != "1") bad("PLAIT_STRESS", s, "0 (off), 1 (on), empty (off)");
+  }
   if (o.group_throttle == 0) {
     if (const char* v = std::getenv("PLAIT_GROUP_THROTTLE")) {
       std::string s = v;

@@ -85,7 +85,7 @@ static void sleep_once(Worker* w) noexcept {
 }
 
 void idle_step(Worker* w, IdleState& st) noexcept {
-  if (w->pool->opts.idle == idle_policy::spin) {
+  if (*w->pool->opts.idle == idle_policy::spin) {  // resolved: always set
     for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
     return;
   }

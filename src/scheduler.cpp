@@ -26,8 +26,9 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     // waits for, so there it yields almost at once.
     spin_limit = n > cpus ? 16 : 2048;
   }
-  steal = opts.steal;
-  steal_k = static_cast<std::uint32_t>(opts.steal == steal_policy::chunk ? opts.steal_chunk : 1);
+  // from_env has set every policy (the options below are the resolved ones).
+  steal = *opts.steal;
+  steal_k = static_cast<std::uint32_t>(steal == steal_policy::chunk ? opts.steal_chunk : 1);
   std::size_t cap = opts.deque_capacity;
   if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
     throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
@@ -56,7 +57,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   std::vector<int> cpus;
-  if (opts.pin == pin_policy::cores && sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+  if (*opts.pin == pin_policy::cores && sched_getaffinity(0, sizeof allowed, &allowed) == 0)
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
 
@@ -136,6 +137,26 @@ void run_root(Pool* p, exec_fn exec, void* data) {
     p->inj_count.fetch_add(1, std::memory_order_relaxed);
   }
   notify_work(p, nullptr);
+  if (Worker* me = current_worker(); me != nullptr) {
+    // The caller is a worker of another pool (pool::run from a task of this pool just calls f).
+    // It must not block: a task of this pool may in turn call pool::run on the caller's pool, whose
+    // workers may all be waiting here (one worker each: A's task runs B.run, B's task runs A.run).
+    // So it keeps running the roots handed to its own pool until ours is done. Roots are the only
+    // way work crosses pools, so this is enough for any cycle of pools calling each other.
+    Backoff b(me->pool->spin_limit);
+    // acquire: pairs with take_injected's release store of `done`.
+    while (!job.done.load(std::memory_order_acquire)) {
+      // relaxed: a hint; take_injected re-checks under the lock.
+      if (me->pool->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(me)) {
+        b.reset();
+        continue;
+      }
+      b.pause();
+    }
+    // The worker that ran our root may still be inside job.mu (notify): wait until it left.
+    std::lock_guard<std::mutex> lk(job.mu);
+    return;
+  }
   // Short spin first: short roots (tests, tiny benchmarks) finish before a futex round trip
   // would. Pauses only, then block: the caller is not a worker, and a caller that kept calling
   // sched_yield stayed runnable for the whole root, a third thread on the workers' CPUs. The
@@ -190,14 +211,33 @@ void pool::reset_counters() {
   }
 }
 
+// The default pool is never destroyed (tasks may still use it from static destructors), so its
+// trace would never be written by ~Pool: write it when the process exits normally (exit or a
+// return from main). Written like any on-demand trace (pool::write_trace): idle workers may still
+// record idle events meanwhile; each buffer is copied under its busy flag.
+static pool* g_default_pool = nullptr;
+static void write_default_trace() noexcept {
+  try {
+    g_default_pool->write_trace(g_default_pool->impl()->trace_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
 pool& default_pool() {
   static pool* p = [] {
+    pool* q = nullptr;
     try {
-      return new pool(pool_options::from_env());
+      q = new pool(pool_options::from_env());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
       std::exit(2);
     }
+    if (q->tracing()) {
+      g_default_pool = q;
+      std::atexit(&write_default_trace);
+    }
+    return q;
   }();
   return *p;
 }

@@ -10,9 +10,12 @@
 
 namespace plait::detail {
 
+// Read once, before main; only "1" turns it on. Unset, empty and "0" leave it off, and any other
+// value is refused by pool_options::from_env (src/env.cpp) when a pool is created, since a static
+// initialiser has nobody to report an error to.
 static bool read_stress_env() {
   const char* s = std::getenv("PLAIT_STRESS");
-  return s && *s && std::strcmp(s, "0") != 0;
+  return s != nullptr && std::strcmp(s, "1") == 0;
 }
 
 bool g_stress = read_stress_env();

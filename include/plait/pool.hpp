@@ -30,7 +30,6 @@ enum class pin_policy {
   cores,  // worker i is pinned to the i-th CPU of the process's affinity mask (modulo its size)
 };
 
-// How a thief takes work from a victim. Only `one` exists so far; chunked policies are planned.
 // How much a thief takes from a victim in one steal (PLAIT_STEAL=one|chunk:K|half|adaptive).
 // Every policy takes the oldest shared tasks, in order, with one CAS; the thief runs the first and
 // keeps the rest on its own deque in the same order (consecutive tasks stay together). See
@@ -43,12 +42,20 @@ enum class steal_policy {
 };
 #define PLAIT_HAS_STEAL_POLICIES 1
 
+// The fields an environment variable can fill have a "not set" state, which from_env resolves:
+// 0 for num_workers, stack_size and group_throttle, std::nullopt for the three policies, an empty
+// trace_path. A value set here, including one equal to the built-in default (say
+// `.steal = steal_policy::one`), wins over the variable, which is then not read. pool::options()
+// returns the resolved options: every policy set.
 struct pool_options {
   // 0: PLAIT_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the hardware's CPU count.
   unsigned num_workers = 0;
-  pin_policy pin = pin_policy::none;
-  idle_policy idle = idle_policy::sleep;
-  steal_policy steal = steal_policy::one;
+  // Unset: PLAIT_PIN, else pin_policy::none.
+  std::optional<pin_policy> pin = std::nullopt;
+  // Unset: PLAIT_IDLE, else idle_policy::sleep.
+  std::optional<idle_policy> idle = std::nullopt;
+  // Unset: PLAIT_STEAL (which may set steal_chunk too), else steal_policy::one.
+  std::optional<steal_policy> steal = std::nullopt;
   std::size_t steal_chunk = 8;  // tasks per steal for steal_policy::chunk (1 .. 2^20)
   // Worker thread stack size in bytes; 0 means PLAIT_STACK_SIZE or 1 GiB. Stacks are reserved, not
   // committed: only touched pages use memory. 1 GiB runs a chain of 10^6 nested spawn/join.
@@ -69,9 +76,12 @@ struct pool_options {
   // tracing off; the program runs on. docs/tracing.md.
   std::string trace_path = {};
 
-  // Reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE / PLAIT_STEAL /
-  // PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE for every field left at its default. Throws std::invalid_argument with a
-  // one-line message naming the variable and the accepted values when one is malformed.
+  // Resolves the options: reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE /
+  // PLAIT_STEAL / PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE for every field that is not set, and
+  // checks PLAIT_STRESS. Throws std::invalid_argument with a one-line message naming the variable
+  // and the accepted values when one is malformed, or naming the field and its accepted values when
+  // a set field is out of range (an enum value outside its enumerators included). The pool
+  // constructor calls it.
   static pool_options from_env(pool_options base);
   static pool_options from_env();
 };
@@ -98,7 +108,10 @@ class pool {
 
   // Runs f() as a root task on one of this pool's workers and returns its result (or rethrows its
   // exception). Callable from any thread that is not a worker, also from several at once. Called
-  // from inside one of this pool's own tasks, it simply calls f() on the current worker.
+  // from inside one of this pool's own tasks, it simply calls f() on the current worker. Called
+  // from a task of another pool, that worker does not block: until f is done it runs the roots
+  // handed to its own pool, so pools may call each other in cycles (A's task runs B.run, whose
+  // task runs A.run) even with one worker each.
   template <class F>
   std::invoke_result_t<F&> run(F&& f);
 
