@@ -681,15 +681,20 @@ void dataflow_group::execute(detail::dep_node* n) noexcept {
 void dataflow_group::wait() {
   detail::dataflow_state& st = *st_;
   for (;;) {
+    // Every unfinished task is on a deque, running, or waiting for one that is: each launch
+    // happens inside a task_group child before that child finishes, so the group's pending
+    // count stays above zero until the last task finished. The task_group wait comes first even
+    // when no task is live: a task takes itself off `live` under the lock and only then returns
+    // from its task_group child, whose decrement of the group's counter is its last access.
+    // Returning on live == 0 alone let the destructor free the group under that decrement.
+    // The loop is a guard for run() calls made by tasks of this group while we waited.
+    const bool on_worker = detail::current_worker() != nullptr;
+    if (on_worker) tg_.wait();
     st.mu.lock();
     std::int64_t live = st.live;
     st.mu.unlock();
-    if (live == 0) break;
-    // Every unfinished task is on a deque, running, or waiting for one that is: each launch
-    // happens inside a task_group child before that child finishes, so the group's pending
-    // count stays above zero until the last task finished. One wait is enough; the loop is a
-    // guard for run() calls made by tasks of this group while we waited.
-    tg_.wait();
+    if (live == 0) break;  // (off a worker, ~task_group still waits for the last decrement)
+    if (!on_worker) detail::not_a_worker("plait::dataflow_group::wait");
   }
   st.mu.lock();
   detail::clear_table(st);

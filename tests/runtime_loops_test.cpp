@@ -253,4 +253,73 @@ TEST(LoopsApi, ParsePartitioner) {
   }
 }
 
+// A linear taskloop with more tasks than one window of records: every task gets the range the
+// OpenMP rule gives it without windows, and a non-commutative reduction sees the tasks in order.
+TEST(LoopsApi, TaskloopPastOneWindowKeepsRangesAndOrder) {
+  plait::pool p({.num_workers = 2});
+  const std::int64_t n = 200'007, tasks = 100'003;  // > 2^16 tasks: two windows
+  static_assert(tasks > (std::int64_t{1} << 16));
+  std::vector<std::int64_t> lo_of(static_cast<std::size_t>(n), -1), hi_of(static_cast<std::size_t>(n), -1);
+  p.run([&] {
+    plait::parallel_for_chunks(
+        0, n,
+        [&](std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t i = lo; i < hi; ++i) {
+            lo_of[static_cast<std::size_t>(i)] = lo;
+            hi_of[static_cast<std::size_t>(i)] = hi;
+          }
+        },
+        plait::taskloop_num_tasks(tasks));
+  });
+  const std::int64_t q = n / tasks, extra = n % tasks;
+  std::int64_t at = 0;
+  for (std::int64_t j = 0; j < tasks; ++j) {
+    const std::int64_t len = q + (j < extra ? 1 : 0);
+    for (std::int64_t i = at; i < at + len; ++i) {
+      ASSERT_EQ(lo_of[static_cast<std::size_t>(i)], at) << "task " << j;
+      ASSERT_EQ(hi_of[static_cast<std::size_t>(i)], at + len) << "task " << j;
+    }
+    at += len;
+  }
+  ASSERT_EQ(at, n);
+  // Order: each task folds its range into a (first, last) pair; combining checks adjacency.
+  using Span = std::pair<std::int64_t, std::int64_t>;
+  bool in_order = true;
+  Span all = p.run([&] {
+    return plait::parallel_reduce(
+        std::int64_t{0}, n, Span{-1, -1},
+        [](std::int64_t lo, std::int64_t hi, Span acc) {
+          return acc.first < 0 ? Span{lo, hi} : Span{acc.first, hi};
+        },
+        [&](Span a, Span b) {
+          if (a.first < 0) return b;
+          if (b.first < 0) return a;
+          if (a.second != b.first) in_order = false;
+          return Span{a.first, b.second};
+        },
+        plait::taskloop_num_tasks(tasks));
+  });
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(all, (Span{0, n}));
+}
+
+// num_tasks(2^40) over 2^40 iterations: records are made one window at a time, so the loop starts
+// at once; the first task throws, which cancels the rest and ends the loop after its first window.
+TEST(LoopsApi, TaskloopWithAHugeTaskCountStaysBounded) {
+  plait::pool p({.num_workers = 2});
+  const std::int64_t huge = std::int64_t{1} << 40;
+  std::atomic<std::int64_t> ran{0};
+  EXPECT_THROW(p.run([&] {
+    plait::parallel_for_chunks(
+        0, huge,
+        [&](std::int64_t lo, std::int64_t) {
+          ran.fetch_add(1, std::memory_order_relaxed);
+          if (lo == 0) throw std::runtime_error("stop");
+        },
+        plait::taskloop_num_tasks(huge));
+  }),
+               std::runtime_error);
+  EXPECT_LE(ran.load(), std::int64_t{1} << 16);
+}
+
 }  // namespace

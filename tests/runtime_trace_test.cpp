@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -166,6 +167,60 @@ TEST_P(Trace, JsonHasOneSlicePerTask) {
   std::remove(path.c_str());
 }
 
+// Mixed spawn/join and task groups: children added between a spawn and its join (the join runs
+// them first) and children queued below a handle that is still unjoined when the group waits (the
+// wait runs them in place and leaves tombstones, which may be stolen, also in chunks). Every task
+// must still begin exactly once, end on its worker properly nested, and be counted.
+TEST_P(Trace, CsvIsWellFormedWhenGroupsAndSpawnsMix) {
+  const unsigned workers = std::get<0>(GetParam());
+  std::string path = temp_path(".csv");
+  const int roots = 200, per = 6;
+  std::atomic<int> ran{0};
+  {
+    plait::pool_options o{.num_workers = workers};
+    o.steal = policies[std::get<1>(GetParam())];
+    o.trace_path = path;
+    plait::pool p(o);
+    for (int s = 0; s < roots; ++s) {
+      p.run([&] {
+        plait::task_group g;
+        for (int i = 0; i < per; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        auto h = plait::spawn([&] {  // a handle above the children, joined after the wait
+          ran.fetch_add(1, std::memory_order_relaxed);
+          return 1;
+        });
+        auto h2 = plait::spawn([&] {
+          ran.fetch_add(1, std::memory_order_relaxed);
+          return 1;
+        });
+        for (int i = 0; i < per; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });  // above h2
+        int a = h2.join();  // runs the children above it first
+        g.wait();           // the children below h: in place
+        a += h.join();
+        EXPECT_EQ(a, 2);
+      });
+    }
+  }
+  ASSERT_EQ(ran.load(), roots * (2 * per + 2));
+  std::vector<Row> rows = read_csv(path);
+  std::map<std::uint64_t, std::vector<std::uint64_t>> open;
+  std::set<std::uint64_t> begun;
+  for (const Row& r : rows) {
+    ASSERT_LT(r.worker, workers);
+    if (r.start == 1) {
+      ASSERT_TRUE(begun.insert(r.task).second) << "task " << r.task << " began twice";
+      open[r.worker].push_back(r.task);
+    } else {
+      ASSERT_FALSE(open[r.worker].empty()) << "end without begin";
+      ASSERT_EQ(open[r.worker].back(), r.task) << "begin/end not nested on worker " << r.worker;
+      open[r.worker].pop_back();
+    }
+  }
+  for (auto& [w, st] : open) EXPECT_TRUE(st.empty()) << "worker " << w << " has tasks that never ended";
+  EXPECT_EQ(begun.size(), static_cast<std::size_t>(roots * (2 * per + 3)));  // + the root
+  std::remove(path.c_str());
+}
+
 std::string name(const ::testing::TestParamInfo<std::tuple<unsigned, int>>& info) {
   return "w" + std::to_string(std::get<0>(info.param)) + (std::get<1>(info.param) ? "_half" : "_one");
 }
@@ -217,6 +272,32 @@ TEST(TraceApi, WriteOnDemandAndNotTracingIsALogicError) {
   plait::pool q(plait::pool_options{.num_workers = 1});
   EXPECT_FALSE(q.tracing());
   EXPECT_THROW(q.write_trace(now), std::logic_error);
+}
+
+// The default pool is never destroyed; under PLAIT_TRACE its trace is written at a normal exit.
+// The death-test child is a fresh process (threadsafe style re-runs the binary), so its default
+// pool is created there with the variable set.
+TEST(TraceApiDeathTest, DefaultPoolTraceIsWrittenAtExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The child runs this body again from the start: it takes the path from the environment.
+  if (std::getenv("PLAIT_TEST_DEFAULT_TRACE") == nullptr)
+    setenv("PLAIT_TEST_DEFAULT_TRACE", temp_path(".csv").c_str(), 1);
+  const std::string path = std::getenv("PLAIT_TEST_DEFAULT_TRACE");
+  std::remove(path.c_str());
+  EXPECT_EXIT(
+      {
+        setenv("PLAIT_TRACE", path.c_str(), 1);
+        int r = plait::run([] {
+          auto h = plait::spawn([] { return 1; });
+          return h.join() + 1;
+        });
+        std::exit(r == 2 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  auto rows = read_csv(path);
+  EXPECT_GE(rows.size(), 4u) << path;  // the root and its child, begin and end
+  std::remove(path.c_str());
+  unsetenv("PLAIT_TEST_DEFAULT_TRACE");
 }
 
 }  // namespace

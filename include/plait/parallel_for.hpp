@@ -307,6 +307,37 @@ void fill_linear(std::vector<loop_rec<T, Fold>>& recs, indexed_loop<T, Fold>* lo
   }
 }
 
+// A linear taskloop creates at most this many task records at once. Past it (num_tasks(2^40), or
+// grainsize 1 over 10^9 iterations) the tasks are created and run window by window, in order: the
+// records of one window (~100 bytes each with the result cell: 6.5 MiB) are reused, so memory stays
+// bounded whatever the task count, while each window still holds thousands of tasks per worker.
+inline constexpr std::int64_t taskloop_window = std::int64_t{1} << 16;
+
+// Tasks [0, tasks) of a linear taskloop over [begin, begin + n), window by window. Task j gets
+// the same range as without windows (OpenMP's rule: the remainder spread one each over the first
+// tasks); within a window fill_linear reproduces it, since the longer tasks come first there too.
+// Results are combined in task order.
+template <class T, class Fold, class Combine>
+T run_windows(std::int64_t begin, std::int64_t n, std::int64_t tasks, const T& identity, Fold& fold, Combine& combine,
+              partitioner p, loop_errors& err) {
+  const std::int64_t q = n / tasks, extra = n % tasks;
+  auto start = [&](std::int64_t j) { return begin + j * q + (j < extra ? j : extra); };
+  T r = identity;
+  std::vector<loop_rec<T, Fold>> recs;
+  for (std::int64_t j0 = 0; j0 < tasks && !err.canceled(); j0 += taskloop_window) {
+    const std::int64_t j1 = tasks - j0 > taskloop_window ? j0 + taskloop_window : tasks;
+    indexed_loop<T, Fold> loop{fold, identity, err, p.type()};
+    loop.begin = start(j0);
+    loop.n = start(j1) - start(j0);
+    recs.clear();
+    fill_linear(recs, &loop, loop.begin, loop.n, j1 - j0, 0);
+    loop.run_all(recs);
+    for (auto& a : loop.acc) r = combine(std::move(r), std::move(a.v));
+  }
+  err.rethrow();
+  return r;
+}
+
 template <class T, class Fold, class Combine>
 T run_indexed(std::int64_t begin, std::int64_t n, const T& identity, Fold& fold, Combine& combine, partitioner p,
               loop_errors& err) {
@@ -331,9 +362,12 @@ T run_indexed(std::int64_t begin, std::int64_t n, const T& identity, Fold& fold,
       for (std::int64_t j = 0; j < parts; ++j) recs.push_back({&loop, 0, 0, static_cast<std::size_t>(j)});
       break;
     }
-    default:  // grainsize, num_tasks
-      fill_linear(recs, &loop, begin, n, taskloop_tasks(p, n), 0);
+    default: {  // grainsize, num_tasks
+      const std::int64_t tasks = taskloop_tasks(p, n);
+      if (tasks > taskloop_window) return run_windows(begin, n, tasks, identity, fold, combine, p, err);
+      fill_linear(recs, &loop, begin, n, tasks, 0);
       break;
+    }
   }
   loop.run_all(recs);
   err.rethrow();
