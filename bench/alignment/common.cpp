@@ -321,7 +321,7 @@ sequences parse(const std::string& text, const std::string& path) {
   const long count = std::strtol(num.c_str(), &end, 10);
   while (end && (*end == ' ' || *end == '\t')) ++end;
   if (end == num.c_str() || !end || *end || count < 1 || count > 100000)
-    throw bad("sequence count '" + num + "' is not an integer 1..100000");
+    throw bad("sequence count '" + plait_bench::printable(num, 40) + "' is not an integer 1..100000");
   ++li;
 
   sequences s;
@@ -351,7 +351,7 @@ sequences parse(const std::string& text, const std::string& path) {
         q.push_back(static_cast<signed char>(c));
         if (c != gap1 && c != gap2) ++res;
       }
-    if (q.size() == 1) throw bad("sequence " + std::to_string(k + 1) + " ('" + name + "') has no residues");
+    if (q.size() == 1) throw bad("sequence " + std::to_string(k + 1) + " ('" + plait_bench::printable(name, 40) + "') has no residues");
     if (q.size() > 1000001) throw bad("sequence " + std::to_string(k + 1) + " is longer than 1000000 residues");
     s.names.push_back(std::move(name));
     s.seq.push_back(std::move(q));

@@ -45,6 +45,24 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
+std::string printable(std::string_view s, std::size_t max) {
+  const std::size_t shown = std::min(s.size(), max);
+  std::string o;
+  o.reserve(shown + 16);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      o += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      o += buf;
+    }
+  }
+  if (shown < s.size()) o += "... (" + std::to_string(s.size()) + " bytes)";
+  return o;
+}
+
 Cli::Cli(std::string kernel, std::string runtime, int argc, char** argv)
     : kernel_(std::move(kernel)), runtime_(std::move(runtime)), argc_(argc), argv_(argv) {
   add_int("threads", &threads, 1, 4096, "worker threads (serial accepts only 1)", {"-n"});
@@ -312,13 +330,18 @@ int main_guard_rt(const std::string& kernel, const std::string& runtime, int arg
     body(cli);
     return 0;
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.what());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
     return 2;
   } catch (const verify_error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.what());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
     return 1;
+  } catch (const std::invalid_argument& e) {
+    // A runtime refusing its settings: Plait's pool_options::from_env for a malformed PLAIT_*
+    // variable (src/env.cpp), or an option out of range, throws std::invalid_argument with one line.
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
+    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.what());
+    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
     return 3;
   }
 }

@@ -23,6 +23,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -116,6 +117,8 @@ class Runner {
 
 // Runs `body` and maps exceptions to the protocol's exit codes (0 ok, 1 verification failed,
 // 2 usage/input error, 3 any other error). Prints "<kernel>-<runtime>: error: ..." on one line.
+// std::invalid_argument counts as bad input (2): it is how a runtime refuses its settings, such
+// as Plait's pool for a malformed PLAIT_* environment variable.
 int main_guard_rt(const std::string& kernel, const std::string& runtime, int argc, char** argv,
                   const std::function<void(Cli&)>& body);
 
@@ -141,5 +144,12 @@ void ensure_stack(int argc, char** argv, std::size_t main_stack_bytes, const cha
 
 // JSON string escaping (exposed for tests).
 std::string json_escape(const std::string& s);
+
+// `s` as text that is safe to quote in a one-line message: every byte outside printable ASCII
+// (control characters and line breaks, the bytes of a binary file, UTF-8 sequences too) is
+// written as \xNN. At most `max` bytes of `s` are shown; a longer string ends in "..." followed
+// by its length, e.g. `\x8f\x03abc... (300 bytes)`. Input files are quoted through this, and
+// main_guard passes every error message through it once more (without a bound).
+std::string printable(std::string_view s, std::size_t max = std::string_view::npos);
 
 }  // namespace plait_bench

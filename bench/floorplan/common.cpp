@@ -27,12 +27,14 @@ problem parse_input(const std::string& text, const std::string& path) {
     errno = 0;
     char* end = nullptr;
     long v = std::strtol(t.c_str(), &end, 10);
-    if (t.empty() || *end || errno)
-      throw plait_bench::usage_error("malformed floorplan input '" + path + "': " + what + " '" + t +
-                                     "' is not an integer");
+    // The whole token must be the number (strtol stops at a NUL byte inside it); a binary file's
+    // bytes are quoted escaped, at most 40 of them.
+    if (t.empty() || end != t.c_str() + t.size() || errno)
+      throw plait_bench::usage_error("malformed floorplan input '" + path + "': " + what + " '" +
+                                     plait_bench::printable(t, 40) + "' is not an integer");
     if (v < lo || v > hi)
-      throw plait_bench::usage_error("floorplan input '" + path + "': " + what + " " + t + " is out of range " +
-                                     std::to_string(lo) + ".." + std::to_string(hi));
+      throw plait_bench::usage_error("floorplan input '" + path + "': " + what + " " + plait_bench::printable(t, 40) +
+                                     " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
     return static_cast<int>(v);
   };
   problem pr;
@@ -56,7 +58,12 @@ problem parse_input(const std::string& text, const std::string& path) {
       throw plait_bench::usage_error("floorplan input '" + path + "': cell " + std::to_string(i) +
                                      " refers to cells out of order");
   }
-  if (at < tok.size()) pr.expected = integer("expected area", 0, ROWS * COLS);
+  // Every kernel checks its own answer: the file must end with the minimum area.
+  if (at >= tok.size())
+    throw plait_bench::usage_error("floorplan input '" + path + "': it ends after cell " + std::to_string(pr.n) +
+                                   " without the expected minimum area; accepted: a file whose last number is that "
+                                   "area (BOTS input.5, .15, .20 end with 216, 713, 896)");
+  pr.expected = integer("expected area", 0, ROWS * COLS);
   if (at < tok.size()) throw plait_bench::usage_error("malformed floorplan input '" + path + "': trailing data");
   return pr;
 }

@@ -13,6 +13,11 @@ namespace {
 constexpr long IA = 16807, IM = 2147483647, IQ = 127773, IR = 2836, MASK = 123459876;
 constexpr double AM = 1.0 / IM;
 
+// A token as quoted in an error message: a binary file's bytes escaped, at most 40 of them. A
+// token must be a number as a whole; strtoll would stop at a NUL byte inside it, hence the
+// comparison of `end` with the token's end.
+std::string shown(const std::string& t) { return plait_bench::printable(t, 40); }
+
 // Splits on white space; every token must be a number of the expected kind.
 struct reader {
   std::vector<std::string> tok;
@@ -28,11 +33,11 @@ struct reader {
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end || errno)
-      throw plait_bench::usage_error("malformed health input '" + path + "': " + what + " '" + t +
+    if (t.empty() || end != t.c_str() + t.size() || errno)
+      throw plait_bench::usage_error("malformed health input '" + path + "': " + what + " '" + shown(t) +
                                      "' is not an integer");
     if (v < lo || v > hi)
-      throw plait_bench::usage_error("health input '" + path + "': " + what + " " + t + " is out of range " +
+      throw plait_bench::usage_error("health input '" + path + "': " + what + " " + shown(t) + " is out of range " +
                                      std::to_string(lo) + ".." + std::to_string(hi));
     return v;
   }
@@ -41,8 +46,8 @@ struct reader {
     errno = 0;
     char* end = nullptr;
     float v = std::strtof(t.c_str(), &end);
-    if (t.empty() || *end || errno || !std::isfinite(v) || v < 0 || v > 1)
-      throw plait_bench::usage_error("malformed health input '" + path + "': " + what + " '" + t +
+    if (t.empty() || end != t.c_str() + t.size() || errno || !std::isfinite(v) || v < 0 || v > 1)
+      throw plait_bench::usage_error("malformed health input '" + path + "': " + what + " '" + shown(t) +
                                      "' is not a probability 0..1");
     return v;
   }

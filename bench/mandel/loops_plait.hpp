@@ -29,8 +29,9 @@
 namespace loops {
 
 #ifdef PLAIT_HAS_STEAL_POLICIES
+// `o` are resolved options (pool::options()): the policy is always set there.
 inline std::string steal_name(const plait::pool_options& o) {
-  switch (o.steal) {
+  switch (o.steal.value()) {
     case plait::steal_policy::one:
       return "one";
     case plait::steal_policy::chunk:

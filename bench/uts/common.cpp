@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -247,6 +249,30 @@ void validate(const Params& p) {
     throw usage_error("hybrid shift fraction f = " + fmt_double(p.f) + " is invalid; it must be >= 0");
 }
 
+void check_finite(const Params& p, std::uint64_t stated_nodes) {
+  if (!uses_bin(p.type)) return;
+  // Below the root a binomial node has m children with probability q, so every generation is
+  // q*m times the one before it on average and the expected size is a geometric series. From
+  // q*m = 1 on it diverges; for q*m > 1 a line of descent survives forever with a probability that
+  // quickly nears 1, and the depth-first search then goes deeper until the stack overflows.
+  const double qm = p.q * static_cast<double>(p.m);
+  if (!(qm >= 1.0)) return;
+  const double root_kids = std::floor(p.b0);
+  if (p.type == TreeType::binomial && root_kids < 1) return;  // a childless root: a one-node tree
+  // A particular tree can still be finite: T3L (BOTS small.input, q*m = 1.00007, 111,345,631
+  // nodes) and BOTS medium.input (q*m = 1.000032, 1,606,963,542 nodes) are. Known counts say that
+  // the tree was searched to the end: a published tree's, or the node count an input file states
+  // for its own parameters (a count below root + root children is a placeholder, not a count).
+  if (const NamedTree* t = match_tree(p); t != nullptr && t->expect.nodes > 0) return;
+  if (p.type == TreeType::binomial && stated_nodes > 0 && static_cast<double>(stated_nodes) >= 1 + root_kids)
+    return;
+  throw plait_bench::usage_error("q*m = " + fmt_double(qm) + " (q = " + fmt_double(p.q) +
+                                 ", m = " + std::to_string(p.m) +
+                                 ") is >= 1: the expected size of the binomial tree is infinite and its search "
+                                 "need not end; accepted: q*m < 1, a published tree, or an input file that states "
+                                 "the tree's node count");
+}
+
 bool same_tree(const Params& a, const Params& b) {
   if (a.type != b.type || a.b0 != b.b0 || a.seed != b.seed) return false;
   if (uses_geo(a.type) && a.shape != b.shape) return false;
@@ -328,6 +354,10 @@ InputFile read_input(const std::string& path) {
   using plait_bench::usage_error;
   const std::string who = "input file '" + path + "'";
   const std::string format = "expected a first line 'b0 q m r g nodes depth leaves'";
+  // A directory opens like a file and reads like an empty one: say what it is.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw usage_error(who + ": it is a directory; give a file whose first line is 'b0 q m r g nodes depth leaves'");
   std::ifstream in(path);
   if (!in) throw usage_error(who + ": cannot open it (" + std::strerror(errno) + ")");
   std::string line;
@@ -341,20 +371,24 @@ InputFile read_input(const std::string& path) {
   static const char* names[8] = {"b0", "q", "m", "r", "g", "nodes", "depth", "leaves"};
   if (tok.size() != 8)
     throw usage_error(who + ": the first line has " + std::to_string(tok.size()) + " fields; " + format);
+  // A field must be a number as a whole (a NUL byte inside a token ends strtod's view of it
+  // early, hence the comparison with the token's end); bytes of a binary file are quoted escaped.
   auto as_double = [&](int k) {
     errno = 0;
     char* end = nullptr;
     double v = std::strtod(tok[k].c_str(), &end);
-    if (*end != '\0' || errno == ERANGE || !std::isfinite(v))
-      throw usage_error(who + ": field " + names[k] + " = '" + tok[k] + "' is not a number; " + format);
+    if (end != tok[k].c_str() + tok[k].size() || errno == ERANGE || !std::isfinite(v))
+      throw usage_error(who + ": field " + names[k] + " = '" + plait_bench::printable(tok[k], 40) +
+                        "' is not a number; " + format);
     return v;
   };
   auto as_int = [&](int k) {
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(tok[k].c_str(), &end, 10);
-    if (*end != '\0' || errno == ERANGE)
-      throw usage_error(who + ": field " + names[k] + " = '" + tok[k] + "' is not an integer; " + format);
+    if (end != tok[k].c_str() + tok[k].size() || errno == ERANGE)
+      throw usage_error(who + ": field " + names[k] + " = '" + plait_bench::printable(tok[k], 40) +
+                        "' is not an integer; " + format);
     return static_cast<std::int64_t>(v);
   };
   InputFile f;
@@ -373,6 +407,7 @@ InputFile read_input(const std::string& path) {
   f.nodes = static_cast<std::uint64_t>(nodes);
   try {
     validate(f.params);
+    check_finite(f.params, f.nodes);
   } catch (const usage_error& e) {
     throw usage_error(who + ": " + e.what());
   }
@@ -537,10 +572,12 @@ Config configure(plait_bench::Cli& cli, int argc, char** argv) {
   p.type = static_cast<TreeType>(choice_index(kTypeChoices, type_s));
   p.shape = static_cast<Shape>(choice_index(kShapeChoices, shape_s));
   validate(p);
+  const bool modified = !same_tree(base, p);
+  // Only the input file's own tree keeps the node count the file states.
+  check_finite(p, have_file && !modified ? file.nodes : 0);
 
   Config cfg;
   cfg.params = p;
-  const bool modified = !same_tree(base, p);
   if (!tree_name.empty())
     cfg.label = modified ? tree_name + "-modified" : tree_name;
   else if (have_file)

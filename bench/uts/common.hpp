@@ -80,6 +80,13 @@ const char* shape_name(Shape s);
 std::string describe(const Params& p);
 // Throws plait_bench::usage_error (one line) for parameters the tree cannot be built from.
 void validate(const Params& p);
+// Throws plait_bench::usage_error (one line) when the binomial rule (binomial and hybrid trees)
+// has q*m >= 1: the expected tree size is infinite, and a supercritical tree's search runs until
+// the stack overflows. Accepted nevertheless when the tree's node count is known, so that this
+// particular tree was searched to the end: a published tree (T3L has q*m = 1.00007), or
+// `stated_nodes`, the count an input file gives for exactly these parameters, when it is a real
+// count (at least the root and its children; BOTS medium.input, q*m = 1.000032). 0: none stated.
+void check_finite(const Params& p, std::uint64_t stated_nodes = 0);
 // Same tree (g is ignored: it does not change the tree).
 bool same_tree(const Params& a, const Params& b);
 

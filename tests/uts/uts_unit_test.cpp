@@ -287,6 +287,9 @@ TEST(UtsInput, SharedBotsFilesAreThePublishedTrees) {
   EXPECT_EQ(uts::match_tree(uts::read_input(dir + "large.input").params), uts::find_tree("T2XXL"));
   EXPECT_EQ(uts::match_tree(uts::read_input(dir + "huge.input").params), uts::find_tree("T3WL"));
   EXPECT_EQ(uts::read_input(dir + "tiny.input").nodes, 30399117u);
+  // medium.input has q*m = 0.333344 * 3 = 1.000032 >= 1, yet its tree is finite and the file
+  // states its node count: accepted.
+  EXPECT_EQ(uts::read_input(dir + "medium.input").nodes, 1606963542u);
 }
 #endif
 
@@ -304,6 +307,8 @@ TEST(UtsInput, RejectsBadFiles) {
       "2000 0.1 0 42 1 4112897 1572 3599034\n",     // m = 0
       "2000 0.1 8 42 0 4112897 1572 3599034\n",     // g = 0
       "2000 0.1 8 -1 1 4112897 1572 3599034\n",     // negative seed
+      "4 0.99 8 42 1 1 1 1\n",                     // q*m = 7.92 >= 1 with placeholder counts
+      "2000 0.5 2 42 1 2000 1 1\n",                // q*m = 1; 2000 nodes is fewer than root + children
   };
   int k = 0;
   for (const char* text : bad) {
@@ -320,7 +325,47 @@ TEST(UtsInput, RejectsBadFiles) {
   }
 }
 
+TEST(UtsInput, ADirectoryIsNamedAsOne) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    (void)uts::read_input(dir);
+    ADD_FAILURE() << "a directory was accepted";
+  } catch (const plait_bench::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("it is a directory"), std::string::npos) << e.what();
+  }
+}
+
 // ---- parameter validation -------------------------------------------------------------------
+
+TEST(UtsValidate, SupercriticalBinomialTreesAreRefused) {
+  using plait_bench::usage_error;
+  // q*m >= 1: infinite expected size, for the binomial and the hybrid rule.
+  EXPECT_THROW(uts::check_finite(binomial(100, 0.3, 4, 0)), usage_error);
+  EXPECT_THROW(uts::check_finite(binomial(2000, 0.5, 2, 0)), usage_error);  // critical: q*m = 1
+  uts::Params h = binomial(6, 0.5, 4, 1);
+  h.type = uts::TreeType::hybrid;
+  EXPECT_THROW(uts::check_finite(h), usage_error);
+  // q*m < 1, and the published trees: T3L has q*m = 0.200014 * 5 = 1.00007 but is finite, its
+  // counts are known.
+  EXPECT_NO_THROW(uts::check_finite(binomial(2000, 0.124875, 8, 42)));
+  for (const char* name : {"T3", "T3L", "T3XXL", "T2XXL", "T3WL", "T4"})
+    EXPECT_NO_THROW(uts::check_finite(uts::find_tree(name)->params)) << name;
+  EXPECT_NO_THROW(uts::check_finite(binomial(2000, 0.200014, 5, 7)));  // T3L's parameters, given by hand
+  EXPECT_THROW(uts::check_finite(binomial(2000, 0.200014, 5, 8)), usage_error);  // another seed: unknown
+  // A root without children is a one-node tree whatever q and m are.
+  EXPECT_NO_THROW(uts::check_finite(binomial(0.5, 0.9, 8, 0)));
+  // A node count stated for exactly this tree (an input file) shows that it ended; a count
+  // below the root and its children is a placeholder.
+  EXPECT_NO_THROW(uts::check_finite(binomial(2000, 0.333344, 3, 23), 1606963542));
+  EXPECT_NO_THROW(uts::check_finite(binomial(4, 0.99, 8, 42), 5));
+  EXPECT_THROW(uts::check_finite(binomial(4, 0.99, 8, 42), 4), usage_error);
+  EXPECT_THROW(uts::check_finite(binomial(4, 0.99, 8, 42), 1), usage_error);
+  // Geometric and balanced trees have no binomial rule.
+  uts::Params g = binomial(4, 0.9, 8, 0);
+  g.type = uts::TreeType::geometric;
+  EXPECT_NO_THROW(uts::check_finite(g));
+}
+
 
 TEST(UtsValidate, RejectsWhatTheTreeCannotBeBuiltFrom) {
   using plait_bench::usage_error;
@@ -385,6 +430,18 @@ TEST(UtsValidate, CommandLine) {
   EXPECT_NE(configure_error({"-a", "9"}), "");
   EXPECT_NE(configure_error({"--input", "/nonexistent/x.input"}), "");
   EXPECT_NE(configure_error({"--tree", "T3", "--input", "/nonexistent/x.input"}), "");
+}
+
+TEST(UtsValidate, SupercriticalCommandLinesAreRefused) {
+  const std::string m = configure_error({"--type", "binomial", "--q", "0.3", "--m", "4", "--b0", "100"});
+  EXPECT_EQ(m, "q*m = 1.2 (q = 0.3, m = 4) is >= 1: the expected size of the binomial tree is infinite and its "
+               "search need not end; accepted: q*m < 1, a published tree, or an input file that states the tree's "
+               "node count");
+  EXPECT_EQ(configure_error({"--tree", "T3L"}), "");
+  EXPECT_EQ(configure_error({"-t", "0", "-b", "2000", "-q", "0.200014", "-m", "5", "-r", "7"}), "");
+  EXPECT_NE(configure_error({"--tree", "T3", "-q", "0.2"}).find("q*m = 1.6"), std::string::npos);
+  EXPECT_NE(configure_error({"-t", "2", "-q", "0.5", "-m", "4"}).find("q*m = 2"), std::string::npos);
+  EXPECT_EQ(configure_error({"-t", "0", "-q", "0.2", "-m", "4"}), "");
 }
 
 TEST(UtsValidate, NamedTreeExpectations) {

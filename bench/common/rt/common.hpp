@@ -27,7 +27,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "common/driver.hpp"
 
@@ -60,8 +62,12 @@ inline long long parse_cutoff(const std::string& opt, const std::string& v, long
   return x;
 }
 
-// Reads a whole file; throws usage_error (exit 2) when it cannot be opened.
+// Reads a whole file; throws usage_error (exit 2) when it cannot be opened or is a directory
+// (which fopen opens and fread then fails on).
 inline std::string read_file_or_throw(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw plait_bench::usage_error("input file '" + path + "' is a directory; give a file");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw plait_bench::usage_error("cannot open input file '" + path + "': " + std::strerror(errno));
   std::string s;
