@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from plait_bench.registry import find_root
+from plait_bench.registry import BinDirs, find_root
 from plait_bench.study import StudyError, load_study, missing_binaries
 
 GOOD = """
@@ -108,10 +108,73 @@ def test_bad_names_are_named(write_study, change, expect):
     assert expect in problems(write_study(text))
 
 
+@pytest.mark.parametrize("change, expect", [
+    (("seed = 11", "seed = 99999999999999999999999"),
+     "study.seed: 99999999999999999999999 is out of range; accepted: an integer in 0..9223372036854775807"),
+    (("seed = 11", "seed = -1"), "study.seed: -1 is out of range"),
+    (("rounds = 3", "rounds = 99999999999999999999999"), "study.rounds: 99999999999999999999999 is out of range; "
+                                                          "accepted: an integer in 1..1000"),
+    (("warmup = 1", "warmup = 1001"), "study.warmup: 1001 is out of range; accepted: an integer in 0..1000"),
+    (("warmup = 1", "warmup = 1\nbinary_warmup = 1001"), "study.binary_warmup: 1001 is out of range"),
+    (("rounds = 3", "rounds = 2.5"), "study.rounds: 2.5 is not an integer"),
+    (("seed = 11", "seed = 11\ntimeout_s = 1e300"), "study.timeout_s: 1e+300 is out of range; accepted: seconds, a "
+                                                    "number > 0 and <= 604800"),
+    (("seed = 11", "seed = 11\nstack = 1152921504606846976"), "study.stack: 1152921504606846976 is not a stack size"),
+    (('threads = [2]', 'threads = [2]\ntimeout_s = 0'), "benchmark[2] (fib).timeout_s: 0 is out of range"),
+    (('threads = "1..2"', 'threads = "1..100000"'), "benchmark[1] (uts).threads: '1..100000' asks for 100000 threads; "
+                                                     "accepted: 1..4096"),
+    (('threads = [2]', 'threads = [5000]'), "asks for 5000 threads"),
+    (("params = { n = 15 }", "params = { n = -5 }"), "benchmark[2] (fib): parameter n: -5 is out of range; accepted: "
+                                                     "0..50 (built-in list)"),
+    (("params = { n = 15 }", "params = { n = 15, cutoff = 1.5 }"), "parameter cutoff: '1.5' is not an integer"),
+    (("sweep = { g = [1, 2] }", "sweep = { g = [1, 0] }"), "benchmark[1] (uts): parameter g: 0 is out of range; "
+                                                           "accepted: 1..1000000"),
+])
+def test_values_out_of_range_are_named(write_study, change, expect):
+    text = GOOD.replace(*change)
+    assert text != GOOD
+    assert expect in problems(write_study(text))
+
+
+def test_parameter_ranges_come_from_the_binaries_help(write_study, fake_bins):
+    """fake fib's --help says [0..50]; its -n is --threads, which does not make fib's --n a thread count."""
+    text = GOOD.replace("params = { n = 15 }", "params = { n = 51 }")
+    assert "parameter n: 51 is out of range; accepted: 0..50 (fib-serial --help)" in problems(write_study(text), fake_bins)
+    # one problem per value, not one per runtime
+    assert problems(write_study(text), fake_bins).count("parameter n: 51") == 1
+    ok = GOOD.replace("params = { n = 15 }", "params = { n = 50 }")
+    assert load_study(write_study(ok, "ok.toml"), fake_bins, np=2).configs
+
+
+def test_a_study_file_that_is_not_text(tmp_path):
+    p = tmp_path / "bin.toml"
+    p.write_bytes(b"[study]\nname = '\xc3\x28'\n")
+    assert "not a text file: byte 0xc3 at offset 16 is not UTF-8" in problems(p)
+
+
+def test_one_problem_renders_on_one_line(write_study):
+    with pytest.raises(StudyError) as ei:
+        load_study(write_study("[study]\nname = 'x'\n", "one.toml"), np=2)
+    assert "\n" not in ei.value.render() and ei.value.render().endswith("no [[benchmark]] tables: a study needs at least one")
+    with pytest.raises(StudyError) as ei:
+        load_study(write_study(GOOD.replace("rounds = 3", "rounds = 0").replace("seed = 11", "seed = -1"), "two.toml"), np=2)
+    assert ei.value.render().splitlines()[0].endswith("is not valid (2 problems):")
+
+
+def test_unknown_benchmark_blames_a_missing_bin_dir(write_study, tmp_path, fake_bins):
+    text = GOOD.replace('kernel = "fib"', 'kernel = "nqueens"').replace("params = { n = 15 }", "")
+    bins = BinDirs.resolve(find_root(), tmp_path / "gone", fake_bins.clang, {"gcc": "PLAIT_BENCH_GCC_BIN"})
+    msg = problems(write_study(text), bins)
+    assert f"benchmark 'nqueens' cannot be looked up: PLAIT_BENCH_GCC_BIN={tmp_path / 'gone'}: no such directory" in msg
+    # with both directories there, a name not found is just unknown
+    assert "unknown benchmark 'nqueens'; known: fib, uts" in problems(write_study(text), fake_bins)
+
+
 def test_malformed_and_missing_files(write_study, tmp_path):
     assert "malformed TOML" in problems(write_study("[study\nname = 1"))
     assert "no such study file" in problems(tmp_path / "nope.toml")
     assert "no [[benchmark]]" in problems(write_study("[study]\nname = 'x'\n"))
+    assert "nested too deeply" in problems(write_study("a = " + "[" * 100000 + "]" * 100000 + "\n", "deep.toml"))
 
 
 def test_parameters_checked_against_binary_help(write_study, fake_bins):

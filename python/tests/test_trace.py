@@ -185,6 +185,16 @@ def test_check_task_count_and_unfinished_json(runner, tmp_path, json_trace):
     ("hello, world\n", "not a Plait trace"),
     ("", "empty file"),
     (json.dumps({**JSON_TRACE, "traceEvents": [{"ph": "X", "cat": "task", "tid": 0, "ts": 1}]}), "lacks a field"),
+    # values that do not fit the int64 arrays, or worker numbers no trace has
+    (json.dumps({**JSON_TRACE, "traceEvents": [_x("task", 0, 1e303, 1000, task=1)]}), "ts 1e+300 is out of range"),
+    (json.dumps({**JSON_TRACE, "traceEvents": [_x("task", 0, 0, 1e303, task=1)]}), "dur 1e+300 is out of range"),
+    (json.dumps({**JSON_TRACE, "traceEvents": [_x("task", 10**9, 0, 1000, task=1)]}), "tid 1000000000 is out of range"),
+    (json.dumps({**JSON_TRACE, "traceEvents": [_x("task", 0, 0, 1000, task=10**30)]}), "args.task"),
+    (json.dumps({**JSON_TRACE, "otherData": _otherdata(10**12, 1)}), "otherData.workers"),
+    (f"{CSV_HEADER}\n{10**20},0,1,0,1\n", "line 2: a value does not fit in 64 bits"),
+    (f"{CSV_HEADER}\n0,70000000,1,0,1\n5,70000000,1,0,0\n", "executing_thread 70000000 is out of range"),
+    ('{"otherData": {"format": "plait-trace-1", "workers": Infinity}, "traceEvents": []}', "malformed otherData"),
+    ('{"a": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
 ])
 @pytest.mark.parametrize("cmd", ["view", "summary", "check"])
 def test_bad_files_exit_2_with_one_line(runner, tmp_path, content, msg, cmd):
@@ -196,6 +206,22 @@ def test_bad_files_exit_2_with_one_line(runner, tmp_path, content, msg, cmd):
     assert msg in r.stderr
     assert r.exception is None or isinstance(r.exception, SystemExit)
     assert not (tmp_path / "bad.png").exists()
+
+
+def test_worker_that_ran_no_task(runner, tmp_path):
+    """A worker with idle events only (it never got a task) has an empty lane: all red, 0 %."""
+    doc = {"otherData": _otherdata(2, 1),
+           "traceEvents": [_x("task", 0, 0, 10000, task=1, creator=0), _x("idle", 1, 0, 10000)]}
+    p = tmp_path / "idle1.json"
+    p.write_text(json.dumps(doc))
+    out = tmp_path / "idle1.png"
+    r = run(runner, "view", p, "-o", out)
+    assert r.exit_code == 0, r.output + r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "worker   1:   0.0%  (0 tasks, useful 0.000 ms, idle while work remained 0.010 ms" in r.stdout
+    r = run(runner, "summary", p)
+    assert r.exit_code == 0 and "mean utilisation 50.0%" in r.stdout
+    assert run(runner, "check", p).exit_code == 0
 
 
 def test_missing_file_and_bad_options(runner, tmp_path, csv_trace):

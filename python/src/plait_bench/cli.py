@@ -1,8 +1,9 @@
 """plait-bench: run benchmark studies, keep every run in SQLite, and redraw study 000 from fresh data.
 
 Exit status: 0 study completed cleanly; 1 the study ran but some runs failed (crash, verification,
-timeout, missing binary with --keep-going); 2 bad input (study file, unknown names, missing binaries,
-no such session); 130 interrupted (run the same command again to resume).
+timeout, missing binary with --keep-going); 2 bad input (study file, unknown names, values out of range,
+missing binaries, no such session, a results database that is corrupt, not ours or not writable, an
+output that cannot be written), on one line; 130 interrupted (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -10,12 +11,17 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import os
 import signal
+import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__, db
@@ -29,7 +35,8 @@ out = Console()
 
 
 def die(msg: str, code: int = EXIT_BAD_INPUT) -> None:
-    err.print(f"[bold red]plait-bench: error:[/] {msg}", highlight=False)
+    """The message as it is (no markup: names such as [[benchmark]] stay), never wrapped."""
+    err.print(f"[bold red]plait-bench: error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -45,24 +52,34 @@ def common(f):
     @functools.wraps(f)
     def wrapper(*args, db_path=None, gcc_bin=None, clang_bin=None, **kw):
         root = find_root()
+        click_ctx = click.get_current_context()
+        origin = {}
+        for tree, name, var in (("gcc", "gcc_bin", ENV_GCC_BIN), ("clang", "clang_bin", ENV_CLANG_BIN)):
+            src = click_ctx.get_parameter_source(name)
+            origin[tree] = var if src == ParameterSource.ENVIRONMENT else f"--{tree}-bin" if src == ParameterSource.COMMANDLINE else ""
         ctx = {
             "root": root,
             "db_path": db_path or root / "results" / "plait.db",
-            "bins": BinDirs.resolve(root, gcc_bin, clang_bin),
+            "bins": BinDirs.resolve(root, gcc_bin, clang_bin, origin),
         }
-        return f(ctx, *args, **kw)
+        try:
+            return f(ctx, *args, **kw)
+        except db.DatabaseProblem as e:
+            die(str(e))
+        except sqlite3.DatabaseError as e:  # met after the checks at opening (a disk error, a lock held too long)
+            if getattr(e, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+                die(str(db.corrupt(ctx["db_path"], str(e))))
+            die(f"results database {ctx['db_path']}: {e}")
 
     return wrapper
 
 
-def open_db(ctx, must_exist: bool = False):
-    p = Path(ctx["db_path"])
-    if must_exist and not p.exists():
-        die(f"no results database at {p} (run a study first: plait-bench run quick)")
+def open_db(ctx, write: bool = False):
+    """The results database, checked (db.connect); opened read-only unless the verb stores something."""
     try:
-        return db.connect(p)
-    except Exception as e:  # noqa: BLE001
-        die(f"cannot open results database {p}: {e}")
+        return db.connect(Path(ctx["db_path"]), write=write)
+    except db.DatabaseProblem as e:
+        die(str(e))
 
 
 def study_name(ctx, spec: str | None) -> str | None:
@@ -75,7 +92,7 @@ def study_name(ctx, spec: str | None) -> str | None:
             import tomllib
 
             return str(tomllib.loads(path.read_text()).get("study", {}).get("name", path.stem))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # the file is not TOML: the name as given
             return spec
     return spec
 
@@ -97,8 +114,7 @@ def load(ctx, study_spec: str, rounds: int | None = None):
     try:
         st = load_study(path, ctx["bins"])
     except StudyError as e:
-        err.print(f"[bold red]plait-bench: error:[/] {e.render()}", highlight=False)
-        sys.exit(EXIT_BAD_INPUT)
+        die(e.render())
     if rounds is not None:
         # stored with the session (sessions.rounds) and part of the plan hash, so a session run
         # with another count is never resumed by mistake
@@ -151,7 +167,7 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, 
     from .sweep import MissingBinaries, run_study
 
     st = load(ctx, study, rounds)
-    con = open_db(ctx)
+    con = open_db(ctx, write=True)
 
     def _term(signum, frame):  # SIGTERM stops like Ctrl-C: the running benchmark is killed, the session resumable
         raise KeyboardInterrupt
@@ -160,25 +176,30 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, 
     try:
         res = run_study(st, con, ctx["bins"], ctx["root"], new_session=new_session, keep_going=keep_going, console=err)
     except MissingBinaries as e:
+        gone = ctx["bins"].missing_dirs(e.paths)
+        if gone:
+            die(f"study '{st.name}' needs benchmark binaries from a directory that does not exist: {'; '.join(gone)}")
         lines = "\n".join(f"  - {p}" for p in e.paths)
         die(f"study '{st.name}' needs benchmark binaries that do not exist:\n{lines}\n"
             "build them (make build) or point --gcc-bin/--clang-bin at them; --keep-going runs the rest "
             "and stores these runs as failed")
+    except db.SlotTaken as e:
+        die(str(e))
     except KeyboardInterrupt:
-        err.print(f"\n[yellow]interrupted[/]: completed runs are in {ctx['db_path']}; "
-                  f"run `plait-bench run {study}` again to resume")
+        err.print(f"\n[yellow]interrupted[/]: completed runs are in {escape(str(ctx['db_path']))}; "
+                  f"run `plait-bench run {escape(study)}` again to resume", soft_wrap=True)
         sys.exit(EXIT_INTERRUPTED)
     if not no_summary:
         print_summary(con, res.session_id, out)
     if res.failed:
-        err.print(f"[bold red]study '{st.name}' did not complete cleanly:[/] {len(res.failed)} failed run(s):")
+        err.print(f"[bold red]study '{escape(st.name)}' did not complete cleanly:[/] {len(res.failed)} failed run(s):")
         for r in res.failed[:20]:
-            err.print(f"  run {r['id']} {r['kernel']}-{r['series']} P={r['threads']} {r['params_json']}: "
-                      f"{r['status']}: {r['message']}", highlight=False)
+            err.print(escape(f"  run {r['id']} {r['kernel']}-{r['series']} P={r['threads']} {r['params_json']}: "
+                             f"{r['status']}: {r['message']}"), highlight=False)
         if len(res.failed) > 20:
             err.print(f"  ... and {len(res.failed) - 20} more (plait-bench export --failed)")
         sys.exit(EXIT_FAILED_RUNS)
-    err.print(f"study '{st.name}' complete: session #{res.session_id}, {res.total} runs, results in {ctx['db_path']}")
+    err.print(escape(f"study '{st.name}' complete: session #{res.session_id}, {res.total} runs, results in {ctx['db_path']}"))
 
 
 @main.command()
@@ -189,20 +210,21 @@ def plan(ctx, study: str, rounds: int | None) -> None:
     """Validate STUDY and list its configurations and runs without running anything."""
     st = load(ctx, study, rounds)
     p = st.plan()
-    t = Table(title=f"study '{st.name}' ({st.path}): {len(st.configs)} configurations, {len(p)} runs, nproc={nproc()}")
+    t = Table(title=escape(f"study '{st.name}' ({st.path}): {len(st.configs)} configurations, {len(p)} runs, nproc={nproc()}"))
     for c in ("benchmark", "runtime", "P", "params", "binary"):
         t.add_column(c)
     for c in sorted(st.configs, key=lambda c: c.key):
         exe = ctx["bins"].binary(c.kernel, c.runtime, c.compiler)
-        t.add_row(c.kernel, c.series, str(c.threads), " ".join(f"{k}={v}" for k, v in c.params),
-                  str(exe) if exe.is_file() else f"[red]MISSING {exe}[/]")
+        t.add_row(c.kernel, escape(c.series), str(c.threads), escape(" ".join(f"{k}={v}" for k, v in c.params)),
+                  escape(str(exe)) if exe.is_file() else f"[red]MISSING {escape(str(exe))}[/]")
     out.print(t)
     s = st.settings
     out.print(f"rounds {s.rounds} ({s.order}), warm-up {s.warmup}, seed {s.seed}, timeout {s.timeout_s:g} s, pin {s.pin}, "
               f"stack {s.stack}, OMP_STACKSIZE {s.omp_stacksize}")
     miss = missing_binaries(st, ctx["bins"])
     if miss:
-        die(f"{len(miss)} benchmark binaries missing (listed above)")
+        gone = ctx["bins"].missing_dirs(miss)
+        die(f"{len(miss)} benchmark binaries missing (listed above)" + (f": {'; '.join(gone)}" if gone else ""))
 
 
 @main.command()
@@ -224,13 +246,19 @@ def report(ctx, study, session, out_dir) -> None:
     best hand-tuned grain, and the flatloop efficiency target table (docs/loops.md).
     Medians with min-max bars; failed runs are drawn and listed, never dropped.
     """
-    from .report import write_report
+    from .report import write_report_into
 
-    con = open_db(ctx, must_exist=True)
+    con = open_db(ctx)
     sess = pick_session(con, study_name(ctx, study), session)
     out_dir = out_dir or ctx["root"] / "report"
-    files = write_report(con, int(sess["id"]), out_dir)
-    err.print(f"report of session #{sess['id']} ({sess['study']}, {sess['status']}) written: " + ", ".join(str(f) for f in files))
+    try:
+        files = write_report_into(con, int(sess["id"]), out_dir)
+    except OSError as e:
+        where = Path(e.filename) if e.filename else out_dir
+        named = "" if where == out_dir or where.name.startswith(".report-") else f" ({where})"  # not the scratch folder
+        die(f"cannot write the report into {out_dir}: {e.strerror or e}{named}; nothing written")
+    err.print(escape(f"report of session #{sess['id']} ({sess['study']}, {sess['status']}) written: "
+                     + ", ".join(str(f) for f in files)), soft_wrap=True)
 
 
 @main.command()
@@ -242,7 +270,7 @@ def summary(ctx, study, session) -> None:
     for the kernel suite: Tables 1 and 4, speedup at the largest thread count, the issue-6 targets)."""
     from .summary import print_summary
 
-    con = open_db(ctx, must_exist=True)
+    con = open_db(ctx)
     sess = pick_session(con, study_name(ctx, study), session)
     print_summary(con, int(sess["id"]), out)
 
@@ -256,7 +284,7 @@ def history(ctx, study, threads, last) -> None:
     """Compare STUDY across commits: median time per configuration, newest session per commit."""
     from .summary import history_table
 
-    con = open_db(ctx, must_exist=True)
+    con = open_db(ctx)
     study = study_name(ctx, study)
     t = history_table(con, study, threads, last)
     if t is None:
@@ -268,15 +296,15 @@ def history(ctx, study, threads, last) -> None:
 @common
 def sessions(ctx) -> None:
     """List the sessions in the database."""
-    con = open_db(ctx, must_exist=True)
-    t = Table(title=f"sessions in {ctx['db_path']}")
+    con = open_db(ctx)
+    t = Table(title=escape(f"sessions in {ctx['db_path']}"))
     for c in ("id", "study", "commit", "started", "status", "runs", "failed", "pending"):
         t.add_column(c)
     for s in con.execute("SELECT * FROM sessions ORDER BY id"):
         n = con.execute("SELECT COUNT(*) FROM runs WHERE session_id = ?", (s["id"],)).fetchone()[0]
         f = con.execute("SELECT COUNT(*) FROM runs WHERE session_id = ? AND status != 'ok'", (s["id"],)).fetchone()[0]
         p = con.execute("SELECT COUNT(*) FROM planned_runs WHERE session_id = ? AND state = 'pending'", (s["id"],)).fetchone()[0]
-        t.add_row(str(s["id"]), s["study"], s["commit_short"], s["started_at"], s["status"], str(n), str(f), str(p))
+        t.add_row(str(s["id"]), escape(s["study"]), s["commit_short"], s["started_at"], s["status"], str(n), str(f), str(p))
     out.print(t)
 
 
@@ -295,7 +323,7 @@ EXPORT_COLUMNS = [
 @common
 def export(ctx, study, session, failed, output) -> None:
     """Write runs as CSV: one row per run, configuration, outcome, counters (stats as JSON and one column each)."""
-    con = open_db(ctx, must_exist=True)
+    con = open_db(ctx)
     q = ("SELECT r.*, s.study, s.commit_hash, m.cpu_model FROM runs r JOIN sessions s ON s.id = r.session_id "
          "LEFT JOIN machines m ON m.id = s.machine_id WHERE 1=1")
     args: list = []
@@ -309,8 +337,8 @@ def export(ctx, study, session, failed, output) -> None:
         q += " AND r.status != 'ok'"
     rows = con.execute(q + " ORDER BY r.id", args).fetchall()
     stat_names = sorted({k for r in rows for k in json.loads(r["stats_json"] or "{}")})
-    fh = open(output, "w", newline="") if output else sys.stdout
-    try:
+
+    def write(fh) -> None:
         w = csv.writer(fh)
         w.writerow(EXPORT_COLUMNS + [f"stat_{k}" for k in stat_names])
         for r in rows:
@@ -321,11 +349,27 @@ def export(ctx, study, session, failed, output) -> None:
                 r["time_s"], r["wall_s"], r["verified"], r["check_text"], r["message"], r["pinning"], r["command"],
                 r["started_at"], r["stats_json"], *[st.get(k, "") for k in stat_names],
             ])
-    finally:
-        if output:
-            fh.close()
-    if output:
-        err.print(f"{len(rows)} runs written to {output}")
+
+    if not output:
+        write(sys.stdout)
+        return
+    tmp = None
+    try:
+        if output.exists() and not output.is_file():  # a pipe or a terminal (-o /dev/stdout): written as it is
+            with open(output, "w", newline="") as fh:
+                write(fh)
+        else:
+            # a file is written beside its target and renamed onto it: an old one stays whole until then
+            target = Path(os.path.realpath(output))
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "w", newline="") as fh:
+                write(fh)
+            os.replace(tmp, target)
+    except OSError as e:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        die(f"cannot write {output}: {e.strerror or e}; nothing written")
+    err.print(escape(f"{len(rows)} runs written to {output}"))
 
 
 @main.command()
@@ -360,12 +404,16 @@ def instr(ctx, kernels, build, params) -> None:
         found = [(lbl, p) for lbl, p in bins.serial_binaries(k) if build in ("all", lbl)]
         if not found:
             if kernels:
-                die(f"no {k}-serial binary in {bins.gcc} or {bins.clang} (build it: make build)")
+                gone = bins.missing_dirs() if build == "all" else [m for m in [bins.missing_dir(build)] if m]
+                die(f"no {k}-serial binary in {bins.gcc} or {bins.clang} (build it: make build)"
+                    + (f": {'; '.join(gone)}" if gone else ""))
             continue
         todo += [(k, lbl, p) for lbl, p in found]
     if not todo:
-        die(f"no serial benchmark binaries (uts-serial, fib-serial) in {bins.gcc} or {bins.clang}")
-    con = open_db(ctx)
+        gone = bins.missing_dirs() if build == "all" else [m for m in [bins.missing_dir(build)] if m]
+        die(f"no serial benchmark binaries (uts-serial, fib-serial) in {bins.gcc} or {bins.clang}"
+            + (f": {'; '.join(gone)}" if gone else ""))
+    con = open_db(ctx, write=True)
     mid = db.upsert_machine(con, machine_facts())
     git = git_state(ctx["root"])
     bad = 0
@@ -376,7 +424,7 @@ def instr(ctx, kernels, build, params) -> None:
             try:
                 res = measure(k, exe, over if k == "uts" else None)
             except InstrError as e:
-                prog.console.print(f"[red]FAILED[/] {exe}: {e}")
+                prog.console.print(f"[red]FAILED[/] {escape(str(exe))}: {escape(str(e))}")
                 bad += 1
                 prog.advance(task)
                 continue

@@ -10,9 +10,13 @@ like any other, with their status and stderr line.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import hashlib
 import json
+import os
+import re
 import sqlite3
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -132,20 +136,137 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(str(path), timeout=30, isolation_level=None)  # explicit transactions only
-    con.row_factory = sqlite3.Row
-    con.execute("PRAGMA foreign_keys = ON")
-    con.execute("PRAGMA journal_mode = WAL")
-    con.execute("PRAGMA synchronous = NORMAL")
-    ver = con.execute("PRAGMA user_version").fetchone()[0]
-    if ver > SCHEMA_VERSION:
-        raise RuntimeError(f"{path}: database schema version {ver} is newer than this plait-bench ({SCHEMA_VERSION})")
-    con.executescript(SCHEMA)
-    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# Every table and column the tool reads or writes: a file at our schema version must have them all.
+REQUIRED = {
+    t: {ln.split()[0] for ln in body.splitlines() if ln.strip() and not ln.split()[0].startswith(("UNIQUE", "PRIMARY"))}
+    for t, body in re.findall(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\n\);", SCHEMA, re.S)
+}
+
+
+class DatabaseProblem(Exception):
+    """A results database that cannot be used as asked (not SQLite, corrupt, another schema, not
+    writable). The message is one line and names the file; the file is left as it was."""
+
+
+def _uri(path: Path, **params: str) -> str:
+    return f"file:{urllib.parse.quote(str(path.resolve()))}?" + "&".join(f"{k}={v}" for k, v in params.items())
+
+
+def _open(path: Path, write: bool) -> sqlite3.Connection:
+    """A connection that has read the schema. A read-only one never creates or changes a file.
+
+    Reading a database in WAL mode needs its -shm file, which SQLite cannot create in a folder it may
+    not write. When there is no -wal file either, every committed row is in the database file itself,
+    and the file is opened as immutable (no locks, no shared memory)."""
+    if write:
+        con = sqlite3.connect(str(path), timeout=30, isolation_level=None)  # explicit transactions only
+        con.execute("PRAGMA schema_version").fetchone()
+        return con
+    con = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=30, isolation_level=None)
+    try:
+        con.execute("PRAGMA schema_version").fetchone()
+        return con
+    except sqlite3.OperationalError as e:
+        con.close()
+        if e.sqlite_errorname != "SQLITE_READONLY_DIRECTORY" or Path(f"{path}-wal").exists():
+            raise
+    con = sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
+    con.execute("PRAGMA schema_version").fetchone()
     return con
+
+
+def check_schema(con: sqlite3.Connection, path: Path) -> bool:
+    """True when the database holds nothing yet (no tables, user_version 0), False when it has our
+    schema; raises DatabaseProblem for anything else (a foreign, older or newer schema)."""
+    ver = con.execute("PRAGMA user_version").fetchone()[0]
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables and ver == 0:
+        return True
+    if ver > SCHEMA_VERSION:
+        raise DatabaseProblem(f"{path}: results schema version {ver} is newer than this plait-bench's "
+                              f"({SCHEMA_VERSION}); use the plait-bench that wrote it")
+    if not {"sessions", "runs"} <= tables:
+        raise DatabaseProblem(f"{path} is an SQLite database but not a plait-bench results database (no sessions and "
+                              f"runs tables; its tables: {', '.join(sorted(tables)) or 'none'}); give another --db")
+    if ver < SCHEMA_VERSION:
+        raise DatabaseProblem(f"{path}: results schema version {ver} is older than this plait-bench's "
+                              f"({SCHEMA_VERSION}) and is not converted; give another --db")
+    for t, cols in REQUIRED.items():
+        have = {r[1] for r in con.execute(f"PRAGMA table_info({t})")}
+        lack = sorted(cols - have)
+        if lack:
+            what = f"no table {t}" if not have else f"table {t} lacks {', '.join(lack)}"
+            raise DatabaseProblem(f"{path}: not the plait-bench results schema version {SCHEMA_VERSION} ({what}); "
+                                  f"give another --db")
+    return False
+
+
+def _problem(e: sqlite3.DatabaseError, path: Path, write: bool) -> DatabaseProblem:
+    if getattr(e, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return corrupt(path, str(e))
+    return DatabaseProblem(f"cannot {'write' if write else 'read'} results database {path}: {e}")
+
+
+def corrupt(path: Path | str, detail: str) -> DatabaseProblem:
+    return DatabaseProblem(f"results database {path} is corrupt ({' '.join(detail.split())[:300]}); left as it "
+                           f"is: restore a copy, or give another --db")
+
+
+def connect(path: Path | str, write: bool = True) -> sqlite3.Connection:
+    """Opens the results database after checking it, before anything is written: an SQLite file,
+    intact (``PRAGMA quick_check``, which reads every page) and holding our schema, or nothing yet.
+
+    ``write=False`` opens it read-only: nothing is created, converted or written, so a database in a
+    folder the user may not write can still be read. ``write=True`` creates a missing database (and
+    its folder), makes sure the file can be written, and creates the schema of an empty database in
+    one transaction. Raises DatabaseProblem."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        if not write:
+            raise DatabaseProblem(f"no results database at {path} (run a study first: plait-bench run quick)") from None
+        head = b""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DatabaseProblem(f"cannot create results database {path}: {e.strerror or e}") from None
+    except OSError as e:
+        raise DatabaseProblem(f"cannot read results database {path}: {e.strerror or e}") from None
+    if head and head != SQLITE_MAGIC:
+        raise DatabaseProblem(f"{path} is not an SQLite database, so not a plait-bench results database; "
+                              f"give another --db")
+    try:
+        con = _open(path, write)
+    except sqlite3.DatabaseError as e:
+        raise _problem(e, path, write) from None
+    try:
+        bad = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
+        if bad != ["ok"]:
+            raise corrupt(path, "PRAGMA quick_check: " + "; ".join(bad))
+        empty = check_schema(con, path)
+        con.row_factory = sqlite3.Row
+        con.execute("PRAGMA foreign_keys = ON")
+        if not write:
+            if empty:
+                raise DatabaseProblem(f"{path} is an empty SQLite database: no results yet (run a study first)")
+            return con
+        # a file SQLite could only open read-only fails here, not at the first run stored
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("ROLLBACK")
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = NORMAL")
+        if empty:
+            con.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
+        return con
+    except sqlite3.DatabaseError as e:
+        con.close()
+        raise _problem(e, path, write) from None
+    except DatabaseProblem:
+        con.close()
+        raise
 
 
 class Tx:
@@ -172,16 +293,18 @@ def upsert_machine(con: sqlite3.Connection, facts: dict) -> int:
     if row:
         return int(row["id"])
     with Tx(con):
-        cur = con.execute(
+        # another plait-bench may have stored the same machine since the look-up above
+        con.execute(
             "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cpus, physical_cores, kernel, gcc, clang,"
-            " libtbb, libomp, libgomp, facts_json, first_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " libtbb, libomp, libgomp, facts_json, first_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (fingerprint) DO NOTHING",
             (
                 fp, facts.get("hostname"), facts.get("cpu_model"), facts.get("logical_cpus"),
                 facts.get("physical_cores"), facts.get("kernel"), facts.get("gcc"), facts.get("clang"),
                 facts.get("libtbb"), facts.get("libomp"), facts.get("libgomp"), json.dumps(facts, sort_keys=True), now(),
             ),
         )
-        return int(cur.lastrowid)
+        return int(con.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()[0])
 
 
 def find_resumable(con: sqlite3.Connection, study: str, plan_hash: str) -> sqlite3.Row | None:
@@ -193,7 +316,74 @@ def find_resumable(con: sqlite3.Connection, study: str, plan_hash: str) -> sqlit
     ).fetchone()
 
 
-def create_session(con: sqlite3.Connection, *, study, plan, plan_hash: str, git: dict, machine_id: int, bins, nproc: int) -> int:
+class SessionLocks:
+    """Which sessions a live process is running: POSIX record locks on one byte per session id of a
+    file beside the database (``<db>-lock``). The kernel drops a process's locks when it ends, also
+    by ``kill -9``, so a session whose lock can be taken is one that nobody runs any more. Locks of
+    one process never conflict with each other (and closing any descriptor of the file would drop
+    them all), so the file is opened once per process."""
+
+    _fds: dict[str, int] = {}
+
+    def __init__(self, con: sqlite3.Connection):
+        path = con.execute("PRAGMA database_list").fetchone()[2]  # "" for an in-memory database
+        self.path = Path(f"{path}-lock") if path else None
+        self.fd = -1
+        if self.path is not None:
+            key = str(self.path.resolve())
+            if key not in self._fds:
+                try:
+                    self._fds[key] = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+                except OSError as e:
+                    raise DatabaseProblem(f"cannot create {self.path} (marks the sessions being run): "
+                                          f"{e.strerror or e}") from None
+            self.fd = self._fds[key]
+
+    def try_hold(self, sid: int) -> bool:
+        if self.fd < 0:
+            return True
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, sid)
+            return True
+        except (BlockingIOError, PermissionError):
+            return False
+
+    def wait(self, sid: int) -> None:
+        """Blocks until the process running the session ends or finishes it; the lock is then ours."""
+        if self.fd >= 0:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX, 1, sid)
+
+    def release(self, sid: int) -> None:
+        if self.fd >= 0:
+            fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, sid)
+
+
+class SessionBusy(Exception):
+    """The session to resume is being run by a live process (its row is ``row``)."""
+
+    def __init__(self, row: sqlite3.Row):
+        self.row = row
+        super().__init__(f"session #{row['id']} is being run by another plait-bench")
+
+
+class SlotTaken(RuntimeError):
+    """A planned run already stored: another process ran the same session's slot."""
+
+
+def claim_resumable(con: sqlite3.Connection, locks: SessionLocks, study: str, plan_hash: str) -> sqlite3.Row | None:
+    """The newest unfinished session of this plan (find_resumable), locked for this process, or None.
+    Raises SessionBusy when a live process runs it."""
+    with Tx(con):  # one process at a time looks and locks, so two never both take a session
+        row = find_resumable(con, study, plan_hash)
+        if row is None or locks.try_hold(int(row["id"])):
+            return row
+    raise SessionBusy(row)
+
+
+def create_session(con: sqlite3.Connection, *, study, plan, plan_hash: str, git: dict, machine_id: int, bins, nproc: int,
+                   locks: SessionLocks | None = None) -> int:
+    """Stores the session and its plan; with ``locks`` the new session is locked for this process
+    before another one can see it."""
     s = study.settings
     with Tx(con):
         cur = con.execute(
@@ -219,6 +409,8 @@ def create_session(con: sqlite3.Connection, *, study, plan, plan_hash: str, git:
                 for p in plan
             ],
         )
+        if locks is not None and not locks.try_hold(sid):
+            raise RuntimeError(f"session #{sid} was locked by another process before it existed")
     return sid
 
 
@@ -256,8 +448,13 @@ class RunRecord:
 
 
 def store_run(con: sqlite3.Connection, planned: sqlite3.Row, rec: RunRecord) -> int:
-    """One transaction: the run, its counters, and its planned slot marked done."""
+    """One transaction: the run, its counters, and its planned slot marked done. The slot is taken
+    first, so a slot another process stored already raises SlotTaken and nothing is written."""
     with Tx(con):
+        n = con.execute("UPDATE planned_runs SET state = 'done' WHERE id = ? AND state = 'pending'", (planned["id"],)).rowcount
+        if n != 1:
+            raise SlotTaken(f"planned run {planned['id']} of session #{planned['session_id']} was already stored "
+                            f"(by another plait-bench on this database?)")
         cur = con.execute(
             "INSERT INTO runs (session_id, planned_id, kernel, runtime, series, threads, params_json, base_json,"
             " echo_params_json, config_key, round, kind, status, exit_code, time_s, wall_s, verified, check_text,"
@@ -283,9 +480,6 @@ def store_run(con: sqlite3.Connection, planned: sqlite3.Row, rec: RunRecord) -> 
             else:
                 rows.append((rid, k, None, str(v)))
         con.executemany("INSERT INTO run_stats (run_id, name, value, text) VALUES (?,?,?,?)", rows)
-        n = con.execute("UPDATE planned_runs SET state = 'done' WHERE id = ? AND state = 'pending'", (planned["id"],)).rowcount
-        if n != 1:
-            raise RuntimeError(f"planned run {planned['id']} was already done (another plait-bench on this database?)")
     return rid
 
 

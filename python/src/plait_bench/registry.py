@@ -8,6 +8,7 @@ a runtime can be compared with libomp by binaries of the same compiler.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -61,6 +62,9 @@ def compiler_of(series: str) -> str:
 
 # Options every binary accepts; the study tool sets them itself, a study may not.
 DRIVER_OPTIONS = frozenset({"threads", "reps", "warmup", "quiet", "help"})
+# The binaries' --threads and --warmup ranges (docs/bench-protocol.md).
+MAX_THREADS = 4096
+MAX_BINARY_WARMUP = 1000
 
 # What we know about kernels without asking their binaries (used when no binary is built yet, and
 # to word error messages). The binaries' own --help is authoritative when they exist.
@@ -68,6 +72,8 @@ KNOWN_KERNELS: dict[str, dict] = {
     "fib": {
         "params": {"n", "cutoff"},
         "runtime_params": {},
+        # (kind, lo, hi) as the binaries' --help prints them
+        "ranges": {"n": ("int", 0, 50), "cutoff": ("int", 0, 50)},
         "about": "spawn-overhead microbenchmark: naive fib(n) with one task per call above the cut-off",
     },
     "uts": {
@@ -75,6 +81,11 @@ KNOWN_KERNELS: dict[str, dict] = {
         "params": {"tree", "input", "type", "b0", "seed", "shape", "depth", "q", "m", "f", "g",
                    "t", "b", "r", "a", "d"},
         "runtime_params": {"plait": {"variant"}},
+        "ranges": {
+            "g": ("int", 1, 1000000), "m": ("int", 1, 100), "q": ("number", 0, 1), "b0": ("number", 0, 2.14748e9),
+            "b": ("number", 0, 2.14748e9), "seed": ("int", 0, 2147483647), "r": ("int", 0, 2147483647),
+            "depth": ("int", 0, 2147483647), "d": ("int", 0, 2147483647), "f": ("number", 0, 1e9),
+        },
         "about": "Unbalanced Tree Search (binomial/geometric trees), compute granularity g SHA-1 ops per node",
     },
 }
@@ -102,12 +113,39 @@ def find_root(start: Path | None = None) -> Path:
 class BinDirs:
     gcc: Path
     clang: Path
+    # where each directory was given: "--gcc-bin", "PLAIT_BENCH_GCC_BIN", ... ("" = the default)
+    origin: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def resolve(cls, root: Path, gcc: str | os.PathLike | None = None, clang: str | os.PathLike | None = None) -> "BinDirs":
-        g = gcc or os.environ.get(ENV_GCC_BIN) or root / "build" / "gcc-release" / "bin"
-        c = clang or os.environ.get(ENV_CLANG_BIN) or root / "build" / "clang-release" / "bin"
-        return cls(Path(g).resolve(), Path(c).resolve())
+    def resolve(cls, root: Path, gcc: str | os.PathLike | None = None, clang: str | os.PathLike | None = None,
+                origin: dict[str, str] | None = None) -> "BinDirs":
+        origin = dict(origin or {})
+        dirs = {}
+        for tree, given, var in (("gcc", gcc, ENV_GCC_BIN), ("clang", clang, ENV_CLANG_BIN)):
+            if not given and os.environ.get(var):
+                given, origin[tree] = os.environ[var], var
+            dirs[tree] = Path(given or root / "build" / f"{tree}-release" / "bin").resolve()
+            if not given:
+                origin[tree] = ""
+        return cls(dirs["gcc"], dirs["clang"], origin)
+
+    def missing_dir(self, tree: str) -> str | None:
+        """One line when the tree's directory does not exist, naming the option or variable that set it."""
+        d = getattr(self, tree)
+        if d.is_dir():
+            return None
+        how = self.origin.get(tree, "")
+        if how.startswith("--"):
+            return f"{how} {d}: no such directory"
+        if how:
+            return f"{how}={d}: no such directory"
+        var = ENV_GCC_BIN if tree == "gcc" else ENV_CLANG_BIN
+        return f"{d} does not exist (build it: make build, or set {var} or --{tree}-bin)"
+
+    def missing_dirs(self, paths: list[Path] | None = None) -> list[str]:
+        """missing_dir of both trees, or of the trees holding these binaries."""
+        trees = [t for t in ("gcc", "clang") if paths is None or any(p.parent == getattr(self, t) for p in paths)]
+        return [m for m in map(self.missing_dir, trees) if m]
 
     def dir_for(self, runtime: str, compiler: str = "") -> Path:
         return self.clang if (compiler or default_compiler(runtime)) == "clang" else self.gcc
@@ -142,9 +180,14 @@ class HelpInfo:
     aliases: dict[str, str] = field(default_factory=dict)  # "t" (for -t) -> long name
     choices: dict[str, list[str]] = field(default_factory=dict)
     flags: set[str] = field(default_factory=set)  # options that take no value ("--auto")
+    ranges: dict[str, tuple[str, float, float]] = field(default_factory=dict)  # name -> (int|number, lo, hi)
 
     def accepted(self) -> set[str]:
         return self.options | set(self.aliases)
+
+    def long_name(self, name: str) -> str:
+        """The option a study parameter means: its own name first (fib's --n), else an alias's (-n is --threads)."""
+        return name if name in self.options else self.aliases.get(name, name)
 
     def spelling(self, name: str) -> str:
         """How to write a study parameter on the command line."""
@@ -159,6 +202,29 @@ _help_cache: dict[str, HelpInfo | None] = {}
 
 _OPT_LINE = re.compile(r"^\s+--([A-Za-z0-9_][A-Za-z0-9_-]*)")
 _CHOICES = re.compile(r"\[([A-Za-z0-9_.-]+(?:\|[A-Za-z0-9_.-]+)+)\]")
+_RANGE = re.compile(r"\[([-+0-9.eE]+)\.\.([-+0-9.eE]+)[,\]]")  # "[0..50, default 30]"
+
+
+def range_problem(value: str, kind: str, lo: float, hi: float) -> str | None:
+    """Why a parameter value does not fit an option's range (None when it does). Bounds of a
+    <number> option are printed with six significant digits, so they are taken with that tolerance."""
+    if kind == "int":
+        if not re.fullmatch(r"[-+]?[0-9]+", value.strip()):
+            return f"'{value}' is not an integer"
+        x: float = int(value)
+    else:
+        try:
+            x = float(value)
+        except ValueError:
+            return f"'{value}' is not a number"
+        if not math.isfinite(x):
+            return f"'{value}' is not a finite number"
+        lo, hi = lo - abs(lo) * 5e-6, hi + abs(hi) * 5e-6
+    return None if lo <= x <= hi else f"{value} is out of range"
+
+
+def fmt_range(kind: str, lo: float, hi: float) -> str:
+    return f"{lo}..{hi}" if kind == "int" else f"{lo:g}..{hi:g}"
 
 
 def binary_help(path: Path) -> HelpInfo | None:
@@ -190,6 +256,14 @@ def binary_help(path: Path) -> HelpInfo | None:
                 c = _CHOICES.search(line)
                 if c:
                     info.choices[name] = c.group(1).split("|")
+                kind = re.search(r"<(int|number)>", line)
+                r = _RANGE.search(line)
+                if kind and r:
+                    num = int if kind.group(1) == "int" else float
+                    try:
+                        info.ranges[name] = (kind.group(1), num(r.group(1)), num(r.group(2)))
+                    except ValueError:
+                        pass
     except (OSError, subprocess.TimeoutExpired):
         info = None
     _help_cache[key] = info

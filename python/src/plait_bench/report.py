@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -99,6 +102,23 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def write_report_into(con: sqlite3.Connection, session_id: int, out_dir: Path) -> list[Path]:
+    """write_report, but whole or not at all: the report is drawn in a new folder inside out_dir and
+    its files are then renamed into out_dir, index.md last. A folder that cannot be written fails at
+    the start (OSError), before any file is made; a failure while drawing leaves out_dir as it was."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
+    try:
+        write_report(con, session_id, stage)
+        made = sorted(stage.iterdir(), key=lambda f: (f.name == "index.md", f.name))
+        for f in made:
+            os.replace(f, out_dir / f.name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    index = [f for f in made if f.name == "index.md"]
+    return [out_dir / f.name for f in index + [f for f in made if f.name != "index.md"]]
 
 
 def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> list[Path]:

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs, binary_help, parse_runtime,
-                       runtime_label)
+from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs,
+                       binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
 
 
 class StudyError(Exception):
@@ -46,7 +46,10 @@ class StudyError(Exception):
         super().__init__(f"{path}: " + "; ".join(problems))
 
     def render(self) -> str:
-        lines = [f"study file {self.path} is not valid:"]
+        """One problem: one line. Several: a line for the file, then one per problem."""
+        if len(self.problems) == 1:
+            return f"study file {self.path}: {self.problems[0]}"
+        lines = [f"study file {self.path} is not valid ({len(self.problems)} problems):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
 
@@ -128,6 +131,12 @@ class StudySettings:
 
 
 ORDERS = ("shuffled", "by-kernel")
+# Accepted ranges of the [study] integers: rounds as --rounds, binary_warmup as the binaries'
+# --warmup, the seed as an SQLite INTEGER (it is stored with the session).
+INT_SETTINGS = {"rounds": (1, 1000, 3), "warmup": (0, 1000, 1), "seed": (0, 2**63 - 1, 1),
+                "binary_warmup": (0, MAX_BINARY_WARMUP, 0)}
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week; longer waits overflow the timers a run is killed by
+MAX_STACK_KIB = 2**40  # RLIMIT_STACK is set in bytes, a 64-bit number
 
 
 @dataclass
@@ -223,29 +232,33 @@ def _fmt_value(v: Any) -> str:
     return str(v)
 
 
+class _OutOfRange(ValueError):
+    pass
+
+
 def _parse_threads(spec: Any, where: str, problems: list[str], np: int) -> list[int]:
+    def count(v: int) -> int:
+        if not 1 <= v <= MAX_THREADS:  # checked before a range is expanded
+            raise _OutOfRange(v)
+        return v
+
     def one(x: Any) -> list[int]:
         if isinstance(x, bool):
             raise ValueError
         if isinstance(x, int):
-            if x < 1:
-                raise ValueError
-            return [x]
+            return [count(x)]
         if isinstance(x, str):
             s = x.strip()
             if s == "nproc":
                 return [np]
             if ".." in s:
                 a, b = s.split("..", 1)
-                lo = np if a.strip() == "nproc" else int(a)
-                hi = np if b.strip() == "nproc" else int(b)
-                if lo < 1 or hi < lo:
+                lo = count(np if a.strip() == "nproc" else int(a))
+                hi = count(np if b.strip() == "nproc" else int(b))
+                if hi < lo:
                     raise ValueError
                 return list(range(lo, hi + 1))
-            v = int(s)
-            if v < 1:
-                raise ValueError
-            return [v]
+            return [count(int(s))]
         raise ValueError
 
     try:
@@ -258,6 +271,10 @@ def _parse_threads(spec: Any, where: str, problems: list[str], np: int) -> list[
         if not out:
             raise ValueError
         return sorted(out)
+    except _OutOfRange as e:
+        problems.append(f"{where}.threads: {spec!r} asks for {e.args[0]} threads; accepted: 1..{MAX_THREADS} "
+                        f"(the benchmarks' --threads range)")
+        return []
     except (ValueError, TypeError):
         problems.append(
             f"{where}.threads: {spec!r} is not a thread list; accepted: an integer >= 1, \"nproc\", "
@@ -280,11 +297,21 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
     where_file = str(path)
     if not path.is_file():
         raise StudyError(where_file, [f"no such study file (looked for {path})"])
-    text = path.read_text()
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise StudyError(where_file, [f"cannot read it: {e.strerror or e}"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise StudyError(where_file, [f"not a text file: byte 0x{raw[e.start]:02x} at offset {e.start} is not UTF-8 "
+                                      f"(a study file is TOML, docs/plait-bench.md)"]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError(where_file, [f"malformed TOML: {e}"]) from None
+    except RecursionError:
+        raise StudyError(where_file, ["malformed TOML: arrays or tables nested too deeply"]) from None
 
     problems: list[str] = []
     for k in data:
@@ -301,20 +328,22 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
     settings = StudySettings(name=str(st.get("name", path.stem)))
     settings.description = str(st.get("description", ""))
 
-    def int_setting(key: str, lo: int, default: int) -> int:
+    def int_setting(key: str) -> int:
+        lo, hi, default = INT_SETTINGS[key]
         v = st.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            problems.append(f"study.{key}: {v!r} must be an integer >= {lo}")
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            why = "is out of range" if isinstance(v, int) and not isinstance(v, bool) else "is not an integer"
+            problems.append(f"study.{key}: {v!r} {why}; accepted: an integer in {lo}..{hi}")
             return default
         return v
 
-    settings.rounds = int_setting("rounds", 1, 3)
-    settings.warmup = int_setting("warmup", 0, 1)
-    settings.seed = int_setting("seed", 0, 1)
-    settings.binary_warmup = int_setting("binary_warmup", 0, 0)
+    settings.rounds = int_setting("rounds")
+    settings.warmup = int_setting("warmup")
+    settings.seed = int_setting("seed")
+    settings.binary_warmup = int_setting("binary_warmup")
     t = st.get("timeout_s", 60.0)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
-        problems.append(f"study.timeout_s: {t!r} must be a positive number of seconds")
+    if not _timeout_ok(t):
+        problems.append(f"study.timeout_s: {t!r} {_timeout_why(t)}; accepted: seconds, a number > 0 and <= {MAX_TIMEOUT_S:g}")
         t = 60.0
     settings.timeout_s = float(t)
     pin = st.get("pin", "auto")
@@ -327,8 +356,10 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         order = "shuffled"
     settings.order = str(order)
     stack = st.get("stack", "unlimited")
-    if not (stack in ("unlimited", "inherit") or (isinstance(stack, int) and not isinstance(stack, bool) and stack > 0)):
-        problems.append(f"study.stack: {stack!r} must be 'unlimited', 'inherit' or a size in KiB")
+    if not (stack in ("unlimited", "inherit")
+            or (isinstance(stack, int) and not isinstance(stack, bool) and 0 < stack <= MAX_STACK_KIB)):
+        problems.append(f"study.stack: {stack!r} is not a stack size; accepted: 'unlimited', 'inherit' or KiB as an "
+                        f"integer in 1..{MAX_STACK_KIB}")
     settings.stack = str(stack)
     settings.omp_stacksize = str(st.get("omp_stacksize", "100M"))
 
@@ -371,7 +402,12 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
             continue
         known = set(KNOWN_KERNELS) | bins_known
         if kernel not in known:
-            problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
+            gone = _missing_bin_dirs(bins)
+            if gone:
+                problems.append(f"{where}: benchmark '{kernel}' cannot be looked up: {'; '.join(gone)} "
+                                f"(names known without binaries: {', '.join(sorted(known))})")
+            else:
+                problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
             continue
         where = f"{where} ({kernel})"
         rts = b.get("runtimes", list(RUNTIMES))
@@ -390,8 +426,9 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         rts = list(dict.fromkeys(rt for rt, _ in specs))  # the runtimes, each once
         threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
         timeout = b.get("timeout_s", settings.timeout_s)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            problems.append(f"{where}.timeout_s: {timeout!r} must be a positive number")
+        if not _timeout_ok(timeout):
+            problems.append(f"{where}.timeout_s: {timeout!r} {_timeout_why(timeout)}; accepted: seconds, a number > 0 "
+                            f"and <= {MAX_TIMEOUT_S:g}")
             timeout = settings.timeout_s
 
         fixed = b.get("params", {})
@@ -426,6 +463,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         }
 
         common_names = set(fixed) | set(sweep) | {k for c in cases for k in c}
+        out_of_range: set[tuple[str, str]] = set()
         # Parameter names: the binaries' own --help is authoritative; else the built-in list.
         for rt in rts:
             names = common_names | set(rparams.get(rt, {}))
@@ -445,9 +483,11 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                     a for a, n in info.aliases.items() if n not in DRIVER_OPTIONS
                 }
                 source = f"{kernel}-{rt} --help"
+                ranges = {k: info.ranges[info.long_name(k)] for k in accepted if info.long_name(k) in info.ranges}
             elif kernel in KNOWN_KERNELS:
                 accepted = set(KNOWN_KERNELS[kernel]["params"]) | set(KNOWN_KERNELS[kernel]["runtime_params"].get(rt, ()))
                 source = "built-in list"
+                ranges = KNOWN_KERNELS[kernel].get("ranges", {})
             else:
                 continue
             for n in sorted(names - accepted - DRIVER_OPTIONS):
@@ -455,13 +495,22 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                     f"{where}: unknown parameter '{n}' for {kernel}-{rt}; accepted ({source}): "
                     f"{', '.join(sorted(accepted)) or '(none)'}"
                 )
+            values: dict[str, set] = {}
+            for d in [fixed, *cases]:
+                for k, v in d.items():
+                    values.setdefault(k, set()).add(_fmt_value(v))
+            for k, vs in list(sweep.items()) + list(rparams.get(rt, {}).items()):
+                values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
+            for k, vs in sorted(values.items()):
+                if k not in ranges:
+                    continue
+                kind, lo, hi = ranges[k]
+                for v in sorted(vs):
+                    why = range_problem(v, kind, lo, hi)
+                    if why and (k, v) not in out_of_range:
+                        out_of_range.add((k, v))  # once per value, not once per runtime
+                        problems.append(f"{where}: parameter {k}: {why}; accepted: {fmt_range(kind, lo, hi)} ({source})")
             if info is not None:
-                values: dict[str, set] = {}
-                for d in [fixed, *cases]:
-                    for k, v in d.items():
-                        values.setdefault(k, set()).add(_fmt_value(v))
-                for k, vs in list(sweep.items()) + list(rparams.get(rt, {}).items()):
-                    values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
                 for k, vs in values.items():
                     if info.aliases.get(k, k) in info.flags:
                         for v in sorted(v for v in vs if v.lower() not in FLAG_VALUES):
@@ -506,6 +555,25 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
     if not configs:
         raise StudyError(where_file, ["the study expands to no configurations"])
     return Study(path=path, text=text, settings=settings, configs=list(configs.values()), env=env, runtime_env=runtime_env)
+
+
+def _timeout_ok(t: Any) -> bool:
+    return not isinstance(t, bool) and isinstance(t, (int, float)) and 0 < t <= MAX_TIMEOUT_S
+
+
+def _timeout_why(t: Any) -> str:
+    return "is not a number" if isinstance(t, bool) or not isinstance(t, (int, float)) else "is out of range"
+
+
+def _missing_bin_dirs(bins: BinDirs | None) -> list[str]:
+    """The binaries' directories to blame for a benchmark name not found: those set explicitly that
+    do not exist, and the defaults when no directory exists at all (nothing built yet)."""
+    if bins is None:
+        return []
+    trees = ("gcc", "clang")
+    if not any(getattr(bins, t).is_dir() for t in trees):
+        return bins.missing_dirs()
+    return [m for t in trees if bins.origin.get(t) and (m := bins.missing_dir(t))]
 
 
 def missing_binaries(study: Study, bins: BinDirs) -> list[Path]:

@@ -74,7 +74,7 @@ def fib_table(ds: Dataset) -> Table | None:
     for base in ds.problems("fib"):
         label = ",".join(f"{k}={v}" for k, v in sorted(base.items()))
         for s in ds.series("fib"):
-            row = [label, s]
+            row = [escape(label), escape(s)]
             for P in threads:
                 c = ds.cell("fib", base, s, 1 if s == "serial" else P)
                 if c is None or (s == "serial" and P != threads[0]):
@@ -99,7 +99,7 @@ def print_summary(con: sqlite3.Connection, session_id: int, console: Console) ->
     n = len(ds.runs)
     nf = sum(1 for r in ds.runs if r.status in FAILED_STATUSES)
     console.print(
-        f"\n[bold]{sess['study']}[/] session #{session_id} at {sess['commit_short']}: {n} measured runs, "
+        f"\n[bold]{escape(sess['study'])}[/] session #{session_id} at {sess['commit_short']}: {n} measured runs, "
         f"{nf} failed, status {sess['status']}"
     )
     for tbl in (uts_table(ds), fib_table(ds)):
@@ -117,7 +117,7 @@ def print_summary(con: sqlite3.Connection, session_id: int, console: Console) ->
             t.add_column(col)
         for c in sorted(ds.cells_for(k), key=lambda c: (json.dumps(c.base, sort_keys=True), c.series, c.threads)):
             t.add_row(
-                ",".join(f"{a}={b}" for a, b in sorted(c.base.items())), c.series, str(c.threads),
+                escape(",".join(f"{a}={b}" for a, b in sorted(c.base.items()))), escape(c.series), str(c.threads),
                 fmt_summary(c.time, digits=4) + failed_note(c), fmt_summary(ds.efficiency(c), pct=True),
             )
         console.print(t)
@@ -162,7 +162,7 @@ def history_table(con: sqlite3.Connection, study: str, threads: int | None = Non
             d = (vals[-1] - prev) / prev * 100
             delta = f"[{'red' if d > 5 else 'green' if d < -5 else 'white'}]{d:+.1f}%[/]"
         ps = ",".join(f"{a}={b}" for a, b in sorted(json.loads(base).items()))
-        t.add_row(k, ps, series, str(P), *[f"{v:.4f}" if v is not None else "–" for v in vals], delta)
+        t.add_row(k, escape(ps), escape(series), str(P), *[f"{v:.4f}" if v is not None else "–" for v in vals], delta)
     return t
 
 

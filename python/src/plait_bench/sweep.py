@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from . import db
@@ -68,31 +69,60 @@ def run_study(
     plan = study.plan()
     h = study.plan_hash()
 
+    locks = db.SessionLocks(con)
     sid = None
     resumed = False
     if not new_session:
-        old = db.find_resumable(con, study.name, h)
+        old = _claim(con, locks, study, h, console)
         if old is not None:
             if old["commit_hash"] == git["commit"]:
                 sid, resumed = int(old["id"]), True
             else:
+                locks.release(int(old["id"]))
                 console.print(
-                    f"[yellow]note:[/] unfinished session #{old['id']} of '{study.name}' was at commit "
+                    f"[yellow]note:[/] unfinished session #{old['id']} of '{escape(study.name)}' was at commit "
                     f"{old['commit_short']}, now at {git['short']}: starting a new session instead of resuming it"
                 )
     if sid is None:
-        sid = db.create_session(con, study=study, plan=plan, plan_hash=h, git=git, machine_id=mid, bins=bins, nproc=nproc())
+        sid = db.create_session(con, study=study, plan=plan, plan_hash=h, git=git, machine_id=mid, bins=bins,
+                                nproc=nproc(), locks=locks)
     else:
         db.set_session_status(con, sid, "running")
+    try:
+        return _work(study, con, bins, sid, resumed, plan, git, console)
+    finally:
+        locks.release(sid)
 
+
+def _claim(con: sqlite3.Connection, locks: db.SessionLocks, study: Study, h: str, console: Console):
+    """The unfinished session of this plan to resume, locked for this process, or None. While
+    another process runs it, waits for that process to end or finish it, and looks again: the second
+    of two runs started together resumes what the first left, or starts a new session after it, as
+    if it had been started later."""
+    while True:
+        try:
+            return db.claim_resumable(con, locks, study.name, h)
+        except db.SessionBusy as e:
+            busy = int(e.row["id"])
+        console.print(
+            f"[yellow]waiting:[/] session #{busy} of '{escape(study.name)}' is being run by another plait-bench "
+            f"process on this database; this run goes on when that one ends (Ctrl-C stops waiting)",
+            soft_wrap=True,
+        )
+        locks.wait(busy)
+        locks.release(busy)
+
+
+def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resumed: bool, plan, git: dict,
+          console: Console) -> SweepResult:
     pending = db.pending_runs(con, sid)
     total = len(plan)
     done_before = total - len(pending)
     if resumed:
-        console.print(f"resuming session #{sid} of '{study.name}': {done_before} of {total} runs already stored")
+        console.print(f"resuming session #{sid} of '{escape(study.name)}': {done_before} of {total} runs already stored")
     else:
         console.print(
-            f"session #{sid} of '{study.name}': {len(study.configs)} configurations, {total} runs "
+            f"session #{sid} of '{escape(study.name)}': {len(study.configs)} configurations, {total} runs "
             f"(seed {study.settings.seed}, commit {git['short']})"
         )
 
@@ -108,13 +138,13 @@ def run_study(
             console=console,
             transient=False,
         ) as progress:
-            task = progress.add_task("", total=total, completed=done_before, study=study.name)
+            task = progress.add_task("", total=total, completed=done_before, study=escape(study.name))
             for row in pending:
                 cfg = config_of(row)
                 exe = bins.binary(cfg.kernel, cfg.runtime, cfg.compiler)
-                label = f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
+                label = escape(f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
                     f"{k}={v}" for k, v in cfg.params if k not in cfg.runtime_params
-                )
+                ))
                 progress.update(task, description=f"{row['kind']} r{row['round']}: {label}")
                 if not exe.is_file():
                     rec = missing_record(cfg, exe, study.settings)
@@ -124,7 +154,7 @@ def run_study(
                 executed += 1
                 if rec.status != "ok":
                     progress.console.print(
-                        f"[red]FAILED[/] ({rec.status}) {label} round {row['round']}: {rec.message}"
+                        f"[red]FAILED[/] ({rec.status}) {label} round {row['round']}: {escape(rec.message or '')}"
                     )
                 progress.advance(task)
     except KeyboardInterrupt:

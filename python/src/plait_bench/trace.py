@@ -22,6 +22,10 @@ import numpy as np
 
 CSV_HEADER = "timestamp_ns,executing_thread,task_id,creating_thread,start"
 JSON_FORMAT = "plait-trace-1"
+# Times, ids and worker numbers are kept in int64 arrays. A time bound of 2^61 ns (73 years) leaves
+# room for begin + duration and for differences; worker numbers index per-worker lists.
+MAX_NS = 2**61
+MAX_WORKERS = 1 << 16
 EXIT_OK, EXIT_BAD_TRACE, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -99,6 +103,9 @@ def _load_csv(p: Path) -> Trace:
             rows = np.array([[int(x) for x in ln.split(b",")] for ln in body], dtype=np.int64)
         except ValueError:
             rows = np.zeros((0, 0), np.int64)
+        except OverflowError:
+            bad = next(i for i, ln in enumerate(body) if any(abs(int(x)) >= 2**63 for x in ln.split(b",")))
+            raise TraceError(f"{p}: line {bad + 2}: a value does not fit in 64 bits") from None
         if rows.ndim != 2 or rows.shape[1] != 5:
             bad = next((i for i, ln in enumerate(body) if not _csv_row_ok(ln)), 0)
             got = body[bad][:60].decode(errors="replace")
@@ -107,6 +114,11 @@ def _load_csv(p: Path) -> Trace:
         rows = np.zeros((0, 5), np.int64)
     if rows.size and (rows.min(axis=0)[:4] < 0).any():
         raise TraceError(f"{p}: negative values")
+    for col, what, hi in ((0, "timestamp_ns", MAX_NS - 1), (1, "executing_thread", MAX_WORKERS - 1),
+                          (3, "creating_thread", MAX_WORKERS - 1)):
+        if rows.size and rows[:, col].max() > hi:
+            bad = int(np.argmax(rows[:, col] > hi))
+            raise TraceError(f"{p}: line {bad + 2}: {what} {rows[bad, col]} is out of range (accepted: 0..{hi})")
     if rows.size and not np.isin(rows[:, 4], (0, 1)).all():
         raise TraceError(f"{p}: the last column must be 1 (start) or 0 (stop)")
     tr = Trace(path=p, fmt="csv", runtime="", nworkers=int(rows[:, 1].max()) + 1 if rows.size else 0)
@@ -158,6 +170,8 @@ def _load_json(p: Path) -> Trace:
         raise TraceError(f"{p}: not valid JSON (truncated?): {e.msg} at line {e.lineno} column {e.colno}") from None
     except UnicodeDecodeError:
         raise TraceError(f"{p}: not UTF-8 JSON") from None
+    except RecursionError:
+        raise TraceError(f"{p}: JSON nested too deeply for a trace") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise TraceError(f"{p}: not a trace-event JSON file (no traceEvents list)")
     other = doc.get("otherData")
@@ -165,10 +179,12 @@ def _load_json(p: Path) -> Trace:
         raise TraceError(f"{p}: not a Plait trace (otherData.format is not '{JSON_FORMAT}')")
     try:
         nworkers = int(other.get("workers", 0))
+        if not 0 <= nworkers <= MAX_WORKERS:
+            raise TraceError(f"{p}: otherData.workers = {nworkers} is out of range (0..{MAX_WORKERS})")
         tr = Trace(path=p, fmt="json", runtime=str(other.get("runtime", "")), program=str(other.get("program", "")),
                    t0_unix_ns=int(other.get("t0_unix_ns", 0)), nworkers=nworkers,
                    counters=other.get("counters") if isinstance(other.get("counters"), dict) else None)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise TraceError(f"{p}: malformed otherData") from None
     probs = tr.problems
     tasks: list[tuple[int, int, int, int, int, int]] = []
@@ -183,16 +199,17 @@ def _load_json(p: Path) -> Trace:
         if ph == "M":
             continue
         try:
-            w = int(e["tid"])
-            ts = _ns(e["ts"])
+            w = _int(e["tid"], "tid", 0, MAX_WORKERS - 1)
+            ts = _ns(e["ts"], "ts")
             if ph == "X":
-                dur = _ns(e["dur"])
+                dur = _ns(e["dur"], "dur")
                 if dur < 0:
                     _problem(probs, f"traceEvents[{i}]: negative duration")
                 cat = e.get("cat")
                 if cat == "task":
                     a = e.get("args") or {}
-                    tasks.append((w, int(a["task"]), int(a.get("creator", 0)), ts, ts + dur, 0))
+                    tasks.append((w, _int(a["task"], "args.task"), _int(a.get("creator", 0), "args.creator"), ts,
+                                  ts + dur, 0))
                     labels.append(str(a.get("label", "")))
                     if a.get("unfinished"):
                         _problem(probs, f"worker {w}: task {a['task']} (begun at {ts} ns) never ends")
@@ -200,11 +217,13 @@ def _load_json(p: Path) -> Trace:
                     idle.setdefault(w, []).append((ts, ts + dur))
             elif ph == "i" and e.get("cat") == "steal":
                 a = e.get("args") or {}
-                steals.append((ts, w, int(a["victim"]), int(a["task"])))
+                steals.append((ts, w, _int(a["victim"], "args.victim"), _int(a["task"], "args.task")))
             elif ph == "i" and e.get("cat") == "error":
                 _problem(probs, f"worker {w} at {ts} ns: {e.get('name')}")
             elif ph in ("s", "f"):
                 flows.setdefault(e.get("id"), []).append(ph)
+        except _OutOfRange as err:
+            raise TraceError(f"{p}: traceEvents[{i}] ({ph}): {err}") from None
         except (KeyError, TypeError, ValueError):
             raise TraceError(f"{p}: traceEvents[{i}] ({ph}) lacks a field or has a wrong type") from None
         nworkers = max(nworkers, w + 1)
@@ -223,10 +242,27 @@ def _load_json(p: Path) -> Trace:
     return tr
 
 
-def _ns(us) -> int:
+class _OutOfRange(ValueError):
+    pass
+
+
+def _ns(us, what: str) -> int:
+    """A trace-event time (µs, as JSON has it) in ns."""
     if not isinstance(us, (int, float)) or isinstance(us, bool) or not math.isfinite(us):
         raise ValueError("not a number")
+    if abs(us) * 1000 >= MAX_NS:
+        raise _OutOfRange(f"{what} {us!r} is out of range (accepted: microseconds of magnitude below {MAX_NS / 1000:.4g})")
     return int(round(us * 1000))
+
+
+def _int(v, what: str, lo: int = -(2**63), hi: int = 2**63 - 1) -> int:
+    """An id or worker number that fits the int64 arrays (and [lo, hi])."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)) or (isinstance(v, float) and not math.isfinite(v)):
+        raise ValueError("not an integer")
+    x = int(v)
+    if not lo <= x <= hi:
+        raise _OutOfRange(f"{what} {v!r} is out of range (accepted: {lo}..{hi})")
+    return x
 
 
 def _set_tasks(tr: Trace, rows, labels) -> None:
@@ -428,7 +464,7 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
             ax.broken_barh(bars, (w - 0.4, 0.8), facecolor=shade, edgecolor="white" if few else "none",
                            lw=0.3 if few else 0)
             idle = tr.idle[w] if w < len(tr.idle) else np.zeros((0, 2), np.int64)
-            if idle.size:
+            if idle.size and top.any():  # idle inside tasks: a worker that ran none has no such intervals
                 tb, te = tr.begin[top], tr.end[top]
                 k = np.searchsorted(tb, idle[:, 0], side="right") - 1
                 inside = (k >= 0) & (idle[:, 1] <= te[np.maximum(k, 0)])
