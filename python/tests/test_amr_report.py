@@ -1,5 +1,5 @@
-"""Study 003 report section (plait_bench.amr): normalisation to each runtime's loop variant, the
-task-2 vs loop verdicts, Fig. 2 PNGs, and the hook in write_report, from hand-made runs."""
+"""Study 003 report section (plait_bench.amr, plait_bench.report_amr): normalisation to each runtime's
+loop variant, the task-2 vs loop verdicts, Fig. 2 PNGs, and the hook in write_report, from hand-made runs."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import json
 import pytest
 
 from plait_bench import db
-from plait_bench.amr import amr_section, bars, has_amr, task2_vs_loop, utilisation
+from plait_bench.amr import bars, has_amr, task2_vs_loop, utilisation
 from plait_bench.analysis import Dataset, Run
 from plait_bench.report import write_report
+from plait_bench.report_amr import amr_section
 
 _id = [0]
 FIG2 = {"preset": "study003", "num_tsteps": "14"}

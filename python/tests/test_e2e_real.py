@@ -136,7 +136,7 @@ def test_bots_ci_study_on_real_binaries(tmp_path):
            "COLUMNS": "200"}
     cp = _cli(["run", str(study)], env)
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-3000:]
-    assert "Table 4: one-thread overhead" in cp.stdout and "issue-6 targets" in cp.stdout
+    assert "Table 4: one-thread overhead" in cp.stdout and "study-001 targets" in cp.stdout
     con = sqlite3.connect(dbp)
     con.row_factory = sqlite3.Row
     runs = con.execute("SELECT * FROM runs").fetchall()
@@ -148,7 +148,7 @@ def test_bots_ci_study_on_real_binaries(tmp_path):
     cp = _cli(["report", "--out", str(tmp_path / "report")], env)
     assert cp.returncode == 0, cp.stderr
     md = (tmp_path / "report" / "index.md").read_text()
-    for s in ("### Table 1.", "### Table 4.", "### Targets (issue 6)", "speedup_sort.png", "speedup_fib.png"):
+    for s in ("### Table 1.", "### Table 4.", "### Targets (study 001)", "speedup_sort.png", "speedup_fib.png"):
         assert s in md, s
     for k in kernels[:-1]:
         assert (tmp_path / "report" / f"speedup_{k}.png").is_file(), k

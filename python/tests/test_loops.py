@@ -1,4 +1,4 @@
-"""Study 002 report helpers (plait_bench.loops): break-even grain, adaptive vs tuned, variance,
+"""Study 002 (plait_bench.loops, plait_bench.report_loops): break-even grain, adaptive vs tuned, variance,
 flatloop efficiency/targets, and the report section drawn from synthetic runs."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from plait_bench.loops import (
     flatloop_rows,
     has_loops,
     lines,
-    loops_section,
 )
+from plait_bench.report_loops import loops_section
 
 _id = [0]
 

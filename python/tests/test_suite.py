@@ -1,5 +1,5 @@
 """Study 001 (kernel suite): Table 1 (spawn/join, steal cost), Table 4 (one-thread overhead), speedup
-figures and the issue-6 targets, on synthetic runs with known numbers and on the fake benchmark."""
+figures and the study-001 targets, on synthetic runs with known numbers and on the fake benchmark."""
 
 import shlex
 import subprocess
@@ -304,12 +304,12 @@ def test_report_suite_sections(tmp_path, write_study, monkeypatch):
     assert "### Table 4. One-thread overhead normalised to serial" in md
     assert "| nqueens | coarse | size=test |" in md and "1.020 [1.020–1.020]" in md  # plait 1.02 x serial
     assert "| sparselu | no cut-off | size=test |" in md
-    assert "### Targets (issue 6)" in md
+    assert "### Targets (study 001)" in md
     assert "**met**" in md
     # libomp crashed at P=2 everywhere: shown as failed in the steal table, the figures' captions and the list
     assert "**2 FAILED**" in md and "**crashed**" in md
     assert "(2 failed) on " in md  # a speedup caption counts nqueens' failed runs
-    targets_md = md.split("### Targets (issue 6)")[1]
+    targets_md = md.split("### Targets (study 001)")[1]
     assert "Plait inlined spawn/join ≤ 20 cycles | fib, cut-off 0, P=1 | 18.0 cycles" in targets_md
     assert "libomp – [" not in targets_md  # the crashed peer is listed as failed, not as a number
     assert "libomp –, 2 FAILED" in targets_md
@@ -321,7 +321,7 @@ def test_report_suite_sections(tmp_path, write_study, monkeypatch):
     console = Console(record=True, width=200)
     print_summary(con, res.session_id, console)
     text = console.export_text()
-    assert "Table 4: one-thread overhead" in text and "issue-6 targets" in text and "Table 1" in text
+    assert "Table 4: one-thread overhead" in text and "study-001 targets" in text and "Table 1" in text
     assert "spawn/join ≤ 20 cycles" in text and "FAILED" in text
 
 

@@ -240,7 +240,7 @@ def report(ctx, study, session, out_dir) -> None:
     granularity (Table 3), time and instructions per SHA-1 op and per task (Tables 1-2), fib spawn
     overhead. For the kernel suite (studies bots, bots-ci, microbench: study 001): Table 1 (inlined
     spawn/join and 2-core steal cost, ns and cycles), Table 4 (one-thread overhead over serial), a
-    speedup-vs-threads figure per kernel (coarse and fine cut-off) and the issue-6 targets table.
+    speedup-vs-threads figure per kernel (coarse and fine cut-off) and the study-001 targets table.
     For the loop benchmarks (studies loops, loops-ci, flatloop: study 002): time vs grain per variant,
     runtime and steal policy, break-even grain, run-to-run variance, task affinity, adaptive vs the
     best hand-tuned grain, and the flatloop efficiency target table (docs/loops.md).
@@ -267,7 +267,7 @@ def report(ctx, study, session, out_dir) -> None:
 @common
 def summary(ctx, study, session) -> None:
     """Print the summary tables of a session (efficiency per runtime and granularity, ratios to Plait;
-    for the kernel suite: Tables 1 and 4, speedup at the largest thread count, the issue-6 targets)."""
+    for the kernel suite: Tables 1 and 4, speedup at the largest thread count, the study-001 targets)."""
     from .summary import print_summary
 
     con = open_db(ctx)

@@ -6,9 +6,14 @@ Figures (medians with min–max bars; failed runs drawn as red crosses, never dr
   fig4_speedup_threads.png    speedup vs threads at the coarsest granularity     (Fig 4)
   fig5_moved_rate.png         moved tasks per thread per second vs granularity, log-log (Fig 5)
   fib_overhead.png            fib: ns per task vs threads (spawn overhead), when the study has fib
-  loops_*.png                 study 002 (mandel, flatloop): time vs grain, variance, affinity (see loops.py)
-  amr_fig2_p*.png             study 003 (amr): variants normalised to each runtime's loop variant (see amr.py)
+  speedup_<kernel>.png        study 001 (kernel suite): speedup vs threads per cut-off (suite_section)
+  loops_*.png                 study 002 (mandel, flatloop): time vs grain, variance, affinity (see report_loops.py)
+  amr_fig2_p*.png             study 003 (amr): variants normalised to each runtime's loop variant (see report_amr.py)
 Tables: 1 (time per SHA-1 op and per task), 2 (instructions per op and per task), 3 (Pearson r).
+
+index.md is written section by section (SECTIONS, in order); each section returns its markdown and
+the figures it drew. The numbers come from the analysis modules (analysis, suite, loops, amr); this
+module and the report_* modules only draw and write them.
 """
 
 from __future__ import annotations
@@ -19,69 +24,29 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from . import __version__, db  # noqa: E402
-from .analysis import Dataset, Summary, load_runs, pearson_by_granularity, us_per_op, uts_points  # noqa: E402
+from . import __version__, db, suite  # noqa: E402
+from .amr import AMR_KERNELS, has_amr  # noqa: E402
+from .analysis import (Dataset, Run, Summary, UtsPoint, load_runs, pearson_by_granularity, us_per_op,  # noqa: E402
+                       uts_points)
+from .loops import LOOP_KERNELS, has_loops  # noqa: E402
 from .machine import machine_line  # noqa: E402
-from .registry import compiler_of, default_compiler, runtime_of  # noqa: E402
+from .markdown import md_table  # noqa: E402
+from .plots import errbar, failed_marks, plain_log, series_style  # noqa: E402
+from .report_amr import amr_section  # noqa: E402
+from .report_loops import loops_section  # noqa: E402
 from .runner import FAILED_STATUSES  # noqa: E402
 
-COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
-MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
-
-
-def _style(series: str) -> dict:
-    rt = runtime_of(series)
-    st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
-    if compiler_of(series) != default_compiler(rt):  # another compiler's build: same colour, hollow marker, dashed
-        st.update(markerfacecolor="none", linestyle="--")
-    return st
-
-
-def _errbar(ax, xs, sums: list[Summary], label: str, scale: float = 1.0, **kw) -> None:
-    if not xs:
-        return
-    meds = [s.median * scale for s in sums]
-    lo = [max(0.0, (s.median - s.lo) * scale) for s in sums]
-    hi = [max(0.0, (s.hi - s.median) * scale) for s in sums]
-    ax.errorbar(xs, meds, yerr=[lo, hi], label=label, capsize=3, linewidth=1.4, markersize=5, **kw)
-
-
-_PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
-
-
-def _plain_log(ax, axes: str = "x") -> None:
-    """Log axes labelled 5, 10, 20 rather than 2x10^1."""
-    for a in axes:
-        axis = ax.xaxis if a == "x" else ax.yaxis
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        axis.set_major_formatter(_PLAIN)
-        axis.set_minor_formatter(NullFormatter())
-
-
-def _failed_marks(ax, xs, counts, y, label_done: list, series: str = "") -> None:
-    """Red crosses at the bottom of the plot for configurations with failed runs, annotated per series."""
-    if not any(counts):
-        return
-    k = label_done[1] if len(label_done) > 1 else 0
-    for x, n in zip(xs, counts):
-        if n:
-            ax.scatter([x], [y], marker="x", color="red", s=60, zorder=5,
-                       label=None if label_done[0] else "failed run(s)")
-            ax.annotate(f"{series}: {n} failed" if series else f"{n} failed", (x, y), textcoords="offset points",
-                        xytext=(4, 4 + 9 * k), fontsize=7, color=_style(series).get("color") or "red")
-            label_done[0] = True
-    if len(label_done) > 1:
-        label_done[1] += 1
-    else:
-        label_done.append(1)
+Section = tuple[list[str], list[Path]]  # a section's markdown pieces and the files it drew
 
 
 def _pct(s: Summary | None) -> str:
@@ -96,12 +61,6 @@ def _num(v: float | None, d: int = 3) -> str:
     if abs(v) >= 10:
         return f"{v:.1f}"
     return f"{v:.{d}f}"
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def write_report_into(con: sqlite3.Connection, session_id: int, out_dir: Path) -> list[Path]:
@@ -124,32 +83,107 @@ def write_report_into(con: sqlite3.Connection, session_id: int, out_dir: Path) -
 def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> list[Path]:
     """Write index.md and the figures; returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    sess = con.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if sess is None:
-        raise ValueError(f"no session #{session_id} in the database")
-    facts = db.machine(con, sess["machine_id"])
-    mline = machine_line(facts) if facts else "unknown machine"
-    runs = load_runs(con, session_id)
-    warm = load_runs(con, session_id, include_warmup=True)
-    ds = Dataset(runs)
+    ctx = _Context.load(con, session_id, out_dir)
+    md: list[str] = []
     written: list[Path] = []
-    n_ok = sum(1 for r in runs if r.ok)
-    n_fail = sum(1 for r in runs if r.status in FAILED_STATUSES)
-    commit = sess["commit_short"]
+    for section in SECTIONS:
+        smd, files = section(ctx)
+        md += smd
+        written += files
+    index = out_dir / "index.md"
+    index.write_text("\n".join(md))
+    return [index, *written]
 
-    def caption(n_runs: int, n_failed: int, extra: str = "") -> str:
+
+# ---------------- what the sections share ----------------
+
+
+@dataclass
+class _Uts:
+    """What the UTS sections share: the problems (one per g), the thread count of the efficiency
+    figures, instructions and time per SHA-1 op, and the run counts of the captions."""
+
+    pts: list[UtsPoint]
+    P: int
+    instr_rows: list[sqlite3.Row]
+    i_op: float | None  # instructions per SHA-1 op (gcc serial build, callgrind)
+    t_op: float | None  # µs per SHA-1 op (serial runs)
+    series: list[str]
+    n_ok: int
+    n_failed: int
+
+    def kinstr(self, p: UtsPoint) -> float | None:
+        if self.i_op is not None and p.ops_per_task:
+            return p.ops_per_task * self.i_op / 1e3
+        return None
+
+    def us_task(self, p: UtsPoint) -> float | None:
+        if self.t_op is not None and p.ops_per_task:
+            return p.ops_per_task * self.t_op
+        return p.us_per_task_measured
+
+
+@dataclass
+class _Context:
+    """One session's report: the database, the session row, its measured runs and the output folder."""
+
+    con: sqlite3.Connection
+    session_id: int
+    sess: sqlite3.Row
+    facts: dict
+    mline: str
+    runs: list[Run]
+    ds: Dataset
+    out_dir: Path
+
+    @classmethod
+    def load(cls, con: sqlite3.Connection, session_id: int, out_dir: Path) -> "_Context":
+        sess = con.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if sess is None:
+            raise ValueError(f"no session #{session_id} in the database")
+        facts = db.machine(con, sess["machine_id"])
+        runs = load_runs(con, session_id)
+        return cls(con, session_id, sess, facts, machine_line(facts) if facts else "unknown machine", runs,
+                   Dataset(runs), out_dir)
+
+    def caption(self, n_runs: int, n_failed: int, extra: str = "") -> str:
         return (
-            f"{n_runs} measured runs ({n_failed} failed) on {mline}; commit {commit}; "
-            f"session #{session_id} of study '{sess['study']}'" + (f"; {extra}" if extra else "")
+            f"{n_runs} measured runs ({n_failed} failed) on {self.mline}; commit {self.sess['commit_short']}; "
+            f"session #{self.session_id} of study '{self.sess['study']}'" + (f"; {extra}" if extra else "")
         )
 
+    @cached_property
+    def uts(self) -> _Uts | None:
+        """The UTS problems of the session, None without UTS runs."""
+        ds = self.ds
+        pts = uts_points(ds)
+        if not pts:
+            return None
+        instr_rows = db.latest_instr(self.con, "uts", self.sess["commit_hash"])
+        instr_gcc = next((r for r in instr_rows if r["build"] == "gcc"), instr_rows[0] if instr_rows else None)
+        uts_runs = [r for r in self.runs if r.kernel == "uts"]
+        return _Uts(pts, ds.max_threads("uts"), instr_rows, instr_gcc["instr_per_unit"] if instr_gcc else None,
+                    us_per_op(pts), ds.series("uts", parallel_only=True), sum(1 for r in uts_runs if r.ok),
+                    sum(1 for r in uts_runs if r.status in FAILED_STATUSES))
+
+
+# ---------------- the sections, in the order of index.md ----------------
+
+
+def _header(ctx: _Context) -> Section:
+    """Title, the session's facts, the placement and the definition of efficiency."""
+    con, sess, session_id, facts, mline, runs, ds = (ctx.con, ctx.sess, ctx.session_id, ctx.facts, ctx.mline,
+                                                     ctx.runs, ctx.ds)
+    warm = load_runs(con, session_id, include_warmup=True)
+    n_ok = sum(1 for r in runs if r.ok)
+    n_fail = sum(1 for r in runs if r.status in FAILED_STATUSES)
     md: list[str] = []
     md.append(f"# Plait study report: {sess['study']} (session #{session_id})\n")
     md.append(
         f"Generated {_dt.datetime.now().isoformat(timespec='seconds')} by plait-bench {__version__} from "
         f"`{sess['study_path']}`.\n"
     )
-    md.append(_md_table(["", ""], [
+    md.append(md_table(["", ""], [
         ["status", f"**{sess['status']}**"],
         ["commit", f"`{sess['commit_hash']}`" + (" (working tree had changes)" if sess["dirty"] else "")],
         ["machine", mline],
@@ -168,289 +202,310 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
         "\nEfficiency = T_serial / (P · T_P) with T_serial the median time of the serial build of the same "
         "benchmark and parameters in this session; every figure shows medians over runs with min–max bars.\n"
     )
+    return md, []
 
-    # ---------------- UTS ----------------
-    pts = uts_points(ds)
-    if pts:
-        P = ds.max_threads("uts")
-        instr_rows = db.latest_instr(con, "uts", sess["commit_hash"])
-        instr_gcc = next((r for r in instr_rows if r["build"] == "gcc"), instr_rows[0] if instr_rows else None)
-        i_op = instr_gcc["instr_per_unit"] if instr_gcc else None
-        t_op = us_per_op(pts)
-        series = ds.series("uts", parallel_only=True)
 
-        def kinstr(p):
-            if i_op is not None and p.ops_per_task:
-                return p.ops_per_task * i_op / 1e3
-            return None
-
-        def us_task(p):
-            if t_op is not None and p.ops_per_task:
-                return p.ops_per_task * t_op
-            return p.us_per_task_measured
-
-        uts_runs = [r for r in runs if r.kernel == "uts"]
-        n_u, f_u = sum(1 for r in uts_runs if r.ok), sum(1 for r in uts_runs if r.status in FAILED_STATUSES)
-
-        md.append("\n## UTS: parallel efficiency vs task granularity (study 000, Figs 2–3)\n")
-        for fname, xfun, xlabel, note in (
-            ("fig2_efficiency_kinstr.png", kinstr, "task granularity (kilo-instructions per task, callgrind)",
-             None if i_op is not None else "instructions not measured (run `plait-bench instr`): x is SHA-1 ops per task"),
-            ("fig3_efficiency_us.png", us_task, "task granularity (µs per task, serial)", None),
-        ):
-            fig, ax = plt.subplots(figsize=(7, 4.5))
-            use_ops = xfun(pts[0]) is None if pts else True
-            if use_ops and fname.startswith("fig2"):
-                xfun = lambda p: p.ops_per_task or p.g  # noqa: E731
-                xlabel = "task granularity (SHA-1 ops per task)"
-            done = [False]
-            for s in series:
-                xs, sums, fx, fc = [], [], [], []
-                for p in pts:
-                    c = ds.cell("uts", p.base, s, P)
-                    x = xfun(p)
-                    if c is None or x is None:
-                        continue
-                    e = ds.efficiency(c)
-                    if e is not None:
-                        xs.append(x)
-                        sums.append(e)
-                    if c.failed_runs:
-                        fx.append(x)
-                        fc.append(len(c.failed_runs))
-                _errbar(ax, xs, sums, s, scale=100, **_style(s))
-                _failed_marks(ax, fx, fc, 0, done, s)
-            ax.set_xscale("log")
-            _plain_log(ax)
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(f"parallel efficiency (%) at P={P}")
-            ax.set_ylim(bottom=-5, top=max(110, ax.get_ylim()[1]))
-            ax.axhline(100, color="grey", linewidth=0.6, linestyle=":")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-            ax.set_title(f"UTS parallel efficiency vs granularity, {P} threads", fontsize=10)
-            fig.tight_layout()
-            fig.savefig(out_dir / fname, dpi=110)
-            plt.close(fig)
-            written.append(out_dir / fname)
-            cap = caption(n_u, f_u, note or "")
-            md.append(f"![{fname}]({fname})\n\n*{cap}.*\n")
-
-        rows = []
-        for s in series:
-            row = [s]
-            for p in pts:
-                c = ds.cell("uts", p.base, s, P)
-                txt = _pct(ds.efficiency(c)) if c else "–"
-                ref = ds.cell("uts", p.base, "plait", P)
-                e, er = (ds.efficiency(c) if c else None), (ds.efficiency(ref) if ref else None)
-                if e and er and s != "plait" and er.median > 0:
-                    txt += f" (×{e.median / er.median:.2f})"
-                if c and c.failed_runs:
-                    txt += f" **{len(c.failed_runs)} FAILED**"
-                row.append(txt)
-            rows.append(row)
-        md.append(f"Efficiency at P={P}, median [min–max] (× ratio to plait). Problems: " + "; ".join(
-            f"g={p.g}: {p.description}" + (f", {p.nodes:.0f} nodes, {p.tasks:.0f} tasks" if p.nodes and p.tasks else "")
-            for p in pts) + ".\n")
-        md.append(_md_table(["runtime", *[p.label for p in pts]], rows) + "\n")
-
-        # Fig 4: speedup vs threads at coarsest g
-        md.append("\n## UTS: speedup vs threads at the coarsest granularity (Fig 4)\n")
-        gmax = max(p.g for p in pts)
-        pc = next(p for p in reversed(pts) if p.g == gmax)
+def _uts_efficiency(ctx: _Context) -> Section:
+    """UTS parallel efficiency vs granularity: Figs 2-3 and the efficiency table."""
+    u = ctx.uts
+    if u is None:
+        return [], []
+    ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
+    pts, P, series = u.pts, u.P, u.series
+    md: list[str] = []
+    written: list[Path] = []
+    i_op, kinstr, us_task, n_u, f_u = u.i_op, u.kinstr, u.us_task, u.n_ok, u.n_failed
+    md.append("\n## UTS: parallel efficiency vs task granularity (study 000, Figs 2–3)\n")
+    for fname, xfun, xlabel, note in (
+        ("fig2_efficiency_kinstr.png", kinstr, "task granularity (kilo-instructions per task, callgrind)",
+         None if i_op is not None else "instructions not measured (run `plait-bench instr`): x is SHA-1 ops per task"),
+        ("fig3_efficiency_us.png", us_task, "task granularity (µs per task, serial)", None),
+    ):
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        threads = ds.threads("uts")
-        done = [False]
-        n4 = f4 = 0
-        for s in series:
-            xs, sums, fx, fc = [], [], [], []
-            for t in threads:
-                c = ds.cell("uts", pc.base, s, t)
-                if c is None:
-                    continue
-                n4 += len(c.ok_runs)
-                f4 += len(c.failed_runs)
-                sp = ds.speedup(c)
-                if sp is not None:
-                    xs.append(t)
-                    sums.append(sp)
-                if c.failed_runs:
-                    fx.append(t)
-                    fc.append(len(c.failed_runs))
-            _errbar(ax, xs, sums, s, **_style(s))
-            _failed_marks(ax, fx, fc, 0, done, s)
-        if threads:
-            ax.plot([0, max(threads)], [0, max(threads)], color="grey", linestyle=":", label="ideal")
-        ax.set_xlabel("threads")
-        ax.set_ylabel("speedup over serial")
-        ax.set_xticks(threads or [1])
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        ax.set_title(f"UTS speedup at the coarsest granularity ({pc.label})", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_dir / "fig4_speedup_threads.png", dpi=110)
-        plt.close(fig)
-        written.append(out_dir / "fig4_speedup_threads.png")
-        md.append(f"![fig4](fig4_speedup_threads.png)\n\n*{caption(n4, f4, pc.description)}.*\n")
-
-        # Fig 5: moved tasks per thread per second (log-log)
-        md.append("\n## UTS: load balancing, moved tasks per thread per second (Fig 5, Table 3)\n")
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        xf = kinstr if i_op is not None else (lambda p: p.ops_per_task or p.g)
-        any_pt = False
+        use_ops = xfun(pts[0]) is None if pts else True
+        if use_ops and fname.startswith("fig2"):
+            xfun = lambda p: p.ops_per_task or p.g  # noqa: E731
+            xlabel = "task granularity (SHA-1 ops per task)"
         done = [False]
         for s in series:
             xs, sums, fx, fc = [], [], [], []
             for p in pts:
                 c = ds.cell("uts", p.base, s, P)
-                x = xf(p)
+                x = xfun(p)
                 if c is None or x is None:
                     continue
-                mr = ds.moved_rate(c)
-                if mr is not None and mr.lo > 0:
+                e = ds.efficiency(c)
+                if e is not None:
                     xs.append(x)
-                    sums.append(mr)
+                    sums.append(e)
                 if c.failed_runs:
                     fx.append(x)
                     fc.append(len(c.failed_runs))
-            if xs:
-                any_pt = True
-            _errbar(ax, xs, sums, s, **_style(s))
-            _failed_marks(ax, fx, fc, 1, done, s)
+            errbar(ax, xs, sums, s, scale=100, **series_style(s))
+            failed_marks(ax, fx, fc, 0, done, s)
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        _plain_log(ax, "x")
-        ax.set_xlabel("task granularity (kilo-instructions per task)" if i_op is not None else "task granularity (SHA-1 ops per task)")
-        ax.set_ylabel(f"moved tasks per thread per second (P={P})")
+        plain_log(ax)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"parallel efficiency (%) at P={P}")
+        ax.set_ylim(bottom=-5, top=max(110, ax.get_ylim()[1]))
+        ax.axhline(100, color="grey", linewidth=0.6, linestyle=":")
         ax.grid(True, which="both", alpha=0.3)
-        if any_pt or done[0]:
-            ax.legend(fontsize=8)
-        else:
-            ax.text(0.5, 0.5, "no moved-task counters in these runs", transform=ax.transAxes, ha="center")
-        ax.set_title("UTS load balancing rate vs granularity", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_dir / "fig5_moved_rate.png", dpi=110)
-        plt.close(fig)
-        written.append(out_dir / "fig5_moved_rate.png")
-        md.append(f"![fig5](fig5_moved_rate.png)\n\n*{caption(n_u, f_u, f'P={P}; zero rates cannot be drawn on a log axis')}.*\n")
-
-        pr = pearson_by_granularity(ds, pts, P)
-        md.append(
-            "Table 3. Pearson correlation between speedup and moved tasks per thread per second, across the "
-            f"parallel runtimes at P={P} (each runtime's medians; needs at least 3 runtimes):\n"
-        )
-        md.append(_md_table(
-            ["SHA-1 ops per task", *[str(p.ops_per_task or "?") + f" (g={p.g})" for p, _, _ in pr]],
-            [["Pearson r", *[("–" if r is None else f"{r:.2f}") + f" (n={n})" for _, r, n in pr]]],
-        ) + "\n")
-
-        # Tables 1-2
-        md.append("\n## UTS: time and instructions per SHA-1 op and per task (Tables 1–2)\n")
-        md.append(
-            "Time per op = T_serial / ((nodes − 1) · g) at the coarsest granularity of this session "
-            "(serial runs); time per task = ops per task × time per op, ops per task = m · g. "
-            "Measured per task = T_serial / tasks.\n"
-        )
-        hdr = ["", "per op", *[f"{p.ops_per_task or '?'} ops (g={p.g})" for p in pts]]
-        t1 = [["time (µs), gcc serial", _num(t_op), *[_num(p.ops_per_task * t_op) if (t_op and p.ops_per_task) else "–" for p in pts]],
-              ["measured µs per task", "", *[_num(p.us_per_task_measured) for p in pts]]]
-        md.append("Table 1. Task granularity as time:\n")
-        md.append(_md_table(hdr, t1) + "\n")
-        md.append("\nTable 2. Task granularity as instructions (valgrind callgrind, kilo-instructions):\n")
-        if instr_rows:
-            t2 = []
-            for r in instr_rows:
-                kio = r["instr_per_unit"] / 1e3
-                t2.append([f"{r['build']} serial ({r['commit_short']})", _num(kio),
-                           *[_num(p.ops_per_task * kio) if p.ops_per_task else "–" for p in pts]])
-            md.append(_md_table(hdr, t2) + "\n")
-            per_node = instr_rows[0]["instr_per_node"]
-            if per_node:
-                md.append(f"\nAll instructions of a g=1 serial run per node: {per_node / 1e3:.2f} k ({instr_rows[0]['build']}).\n")
-        else:
-            md.append("\n*No instruction counts in the database: run `plait-bench instr` (valgrind callgrind).*\n")
-
-    # ---------------- fib ----------------
-    if "fib" in ds.kernels():
-        md.append("\n## fib: spawn overhead\n")
-        fruns = [r for r in runs if r.kernel == "fib"]
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        done = [False]
-        rows = []
-        threads = ds.threads("fib") or [1]
-        for base in ds.problems("fib"):
-            label = ",".join(f"{k}={v}" for k, v in sorted(base.items()))
-            ts = ds.serial_time("fib", base)
-            for s in ds.series("fib"):
-                xs, sums, fx, fc = [], [], [], []
-                row = [label, s]
-                for t in ([1] if s == "serial" else threads):
-                    c = ds.cell("fib", base, s, t)
-                    if c is None:
-                        continue
-                    ns = c.stat("ns_per_task")
-                    tm = c.time
-                    if ns is not None and s != "serial":
-                        xs.append(t)
-                        sums.append(ns)
-                    if c.failed_runs:
-                        fx.append(t)
-                        fc.append(len(c.failed_runs))
-                    cellt = "–" if tm is None else f"{tm.median * 1e3:.2f} ms [{tm.lo * 1e3:.2f}–{tm.hi * 1e3:.2f}]"
-                    if ns is not None:
-                        cellt += f", {ns.median:.1f} ns/task"
-                    if ts and tm and s != "serial":
-                        cellt += f", {tm.median / ts:.2f}× serial"
-                    if c.failed_runs:
-                        cellt += f" **{len(c.failed_runs)} FAILED**"
-                    row.append(f"P={t}: {cellt}")
-                rows.append(row[:2] + ["<br>".join(row[2:])])
-                if s != "serial":
-                    _errbar(ax, xs, sums, f"{s} ({label})" if len(ds.problems("fib")) > 1 else s, **_style(s))
-                    _failed_marks(ax, fx, fc, 0, done, s)
-        ax.set_xlabel("threads")
-        ax.set_ylabel("ns per task (binary's own ns_per_task)")
-        ax.set_xticks(threads)
-        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-        ax.set_title("fib: cost per spawned task", fontsize=10)
+        ax.set_title(f"UTS parallel efficiency vs granularity, {P} threads", fontsize=10)
         fig.tight_layout()
-        fig.savefig(out_dir / "fib_overhead.png", dpi=110)
+        fig.savefig(out_dir / fname, dpi=110)
         plt.close(fig)
-        written.append(out_dir / "fib_overhead.png")
-        md.append(f"![fib](fib_overhead.png)\n\n*{caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES))}.*\n")
-        md.append(_md_table(["params", "runtime", "median time per run"], rows) + "\n")
-        instr_fib = db.latest_instr(con, "fib", sess["commit_hash"])
-        if instr_fib:
-            md.append("\nInstructions per fib call (serial, callgrind): " + ", ".join(
-                f"{r['build']} {r['instr_per_unit']:.1f}" for r in instr_fib) + ".\n")
+        written.append(out_dir / fname)
+        cap = caption(n_u, f_u, note or "")
+        md.append(f"![{fname}]({fname})\n\n*{cap}.*\n")
 
-    # ---------------- study 001: kernel suite ----------------
-    from .suite import has_suite
+    rows = []
+    for s in series:
+        row = [s]
+        for p in pts:
+            c = ds.cell("uts", p.base, s, P)
+            txt = _pct(ds.efficiency(c)) if c else "–"
+            ref = ds.cell("uts", p.base, "plait", P)
+            e, er = (ds.efficiency(c) if c else None), (ds.efficiency(ref) if ref else None)
+            if e and er and s != "plait" and er.median > 0:
+                txt += f" (×{e.median / er.median:.2f})"
+            if c and c.failed_runs:
+                txt += f" **{len(c.failed_runs)} FAILED**"
+            row.append(txt)
+        rows.append(row)
+    md.append(f"Efficiency at P={P}, median [min–max] (× ratio to plait). Problems: " + "; ".join(
+        f"g={p.g}: {p.description}" + (f", {p.nodes:.0f} nodes, {p.tasks:.0f} tasks" if p.nodes and p.tasks else "")
+        for p in pts) + ".\n")
+    md.append(md_table(["runtime", *[p.label for p in pts]], rows) + "\n")
+    return md, written
 
-    if has_suite(ds):
-        smd, sfiles = suite_section(ds, out_dir, caption)
-        md += smd
-        written += sfiles
 
-    # ---------------- study 002: loop-to-task conversions ----------------
-    from .loops import LOOP_KERNELS, has_loops, loops_section
+def _uts_speedup(ctx: _Context) -> Section:
+    """UTS speedup vs threads at the coarsest granularity: Fig 4."""
+    u = ctx.uts
+    if u is None:
+        return [], []
+    ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
+    pts, series = u.pts, u.series
+    md: list[str] = []
+    written: list[Path] = []
+    md.append("\n## UTS: speedup vs threads at the coarsest granularity (Fig 4)\n")
+    gmax = max(p.g for p in pts)
+    pc = next(p for p in reversed(pts) if p.g == gmax)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    threads = ds.threads("uts")
+    done = [False]
+    n4 = f4 = 0
+    for s in series:
+        xs, sums, fx, fc = [], [], [], []
+        for t in threads:
+            c = ds.cell("uts", pc.base, s, t)
+            if c is None:
+                continue
+            n4 += len(c.ok_runs)
+            f4 += len(c.failed_runs)
+            sp = ds.speedup(c)
+            if sp is not None:
+                xs.append(t)
+                sums.append(sp)
+            if c.failed_runs:
+                fx.append(t)
+                fc.append(len(c.failed_runs))
+        errbar(ax, xs, sums, s, **series_style(s))
+        failed_marks(ax, fx, fc, 0, done, s)
+    if threads:
+        ax.plot([0, max(threads)], [0, max(threads)], color="grey", linestyle=":", label="ideal")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("speedup over serial")
+    ax.set_xticks(threads or [1])
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"UTS speedup at the coarsest granularity ({pc.label})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig4_speedup_threads.png", dpi=110)
+    plt.close(fig)
+    written.append(out_dir / "fig4_speedup_threads.png")
+    md.append(f"![fig4](fig4_speedup_threads.png)\n\n*{caption(n4, f4, pc.description)}.*\n")
+    return md, written
 
-    if has_loops(ds):
-        lmd, lfiles = loops_section(ds, out_dir, caption)
-        md += lmd
-        written += lfiles
 
-    # ---------------- study 003: miniAMR proxy ----------------
-    from .amr import AMR_KERNELS, amr_section, has_amr
+def _uts_load_balancing(ctx: _Context) -> Section:
+    """UTS moved tasks per thread per second vs granularity (Fig 5) and its Pearson r (Table 3)."""
+    u = ctx.uts
+    if u is None:
+        return [], []
+    ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
+    pts, P, series = u.pts, u.P, u.series
+    md: list[str] = []
+    written: list[Path] = []
+    i_op, kinstr, n_u, f_u = u.i_op, u.kinstr, u.n_ok, u.n_failed
+    md.append("\n## UTS: load balancing, moved tasks per thread per second (Fig 5, Table 3)\n")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    xf = kinstr if i_op is not None else (lambda p: p.ops_per_task or p.g)
+    any_pt = False
+    done = [False]
+    for s in series:
+        xs, sums, fx, fc = [], [], [], []
+        for p in pts:
+            c = ds.cell("uts", p.base, s, P)
+            x = xf(p)
+            if c is None or x is None:
+                continue
+            mr = ds.moved_rate(c)
+            if mr is not None and mr.lo > 0:
+                xs.append(x)
+                sums.append(mr)
+            if c.failed_runs:
+                fx.append(x)
+                fc.append(len(c.failed_runs))
+        if xs:
+            any_pt = True
+        errbar(ax, xs, sums, s, **series_style(s))
+        failed_marks(ax, fx, fc, 1, done, s)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain_log(ax, "x")
+    ax.set_xlabel("task granularity (kilo-instructions per task)" if i_op is not None else "task granularity (SHA-1 ops per task)")
+    ax.set_ylabel(f"moved tasks per thread per second (P={P})")
+    ax.grid(True, which="both", alpha=0.3)
+    if any_pt or done[0]:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no moved-task counters in these runs", transform=ax.transAxes, ha="center")
+    ax.set_title("UTS load balancing rate vs granularity", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig5_moved_rate.png", dpi=110)
+    plt.close(fig)
+    written.append(out_dir / "fig5_moved_rate.png")
+    md.append(f"![fig5](fig5_moved_rate.png)\n\n*{caption(n_u, f_u, f'P={P}; zero rates cannot be drawn on a log axis')}.*\n")
 
-    if has_amr(ds):
-        amd, afiles = amr_section(ds, out_dir, caption)
-        md += amd
-        written += afiles
+    pr = pearson_by_granularity(ds, pts, P)
+    md.append(
+        "Table 3. Pearson correlation between speedup and moved tasks per thread per second, across the "
+        f"parallel runtimes at P={P} (each runtime's medians; needs at least 3 runtimes):\n"
+    )
+    md.append(md_table(
+        ["SHA-1 ops per task", *[str(p.ops_per_task or "?") + f" (g={p.g})" for p, _, _ in pr]],
+        [["Pearson r", *[("–" if r is None else f"{r:.2f}") + f" (n={n})" for _, r, n in pr]]],
+    ) + "\n")
+    return md, written
 
-    # ---------------- other kernels ----------------
+
+def _uts_granularity_tables(ctx: _Context) -> Section:
+    """UTS time and instructions per SHA-1 op and per task: Tables 1-2."""
+    u = ctx.uts
+    if u is None:
+        return [], []
+    pts, t_op, instr_rows = u.pts, u.t_op, u.instr_rows
+    md: list[str] = []
+    md.append("\n## UTS: time and instructions per SHA-1 op and per task (Tables 1–2)\n")
+    md.append(
+        "Time per op = T_serial / ((nodes − 1) · g) at the coarsest granularity of this session "
+        "(serial runs); time per task = ops per task × time per op, ops per task = m · g. "
+        "Measured per task = T_serial / tasks.\n"
+    )
+    hdr = ["", "per op", *[f"{p.ops_per_task or '?'} ops (g={p.g})" for p in pts]]
+    t1 = [["time (µs), gcc serial", _num(t_op), *[_num(p.ops_per_task * t_op) if (t_op and p.ops_per_task) else "–" for p in pts]],
+          ["measured µs per task", "", *[_num(p.us_per_task_measured) for p in pts]]]
+    md.append("Table 1. Task granularity as time:\n")
+    md.append(md_table(hdr, t1) + "\n")
+    md.append("\nTable 2. Task granularity as instructions (valgrind callgrind, kilo-instructions):\n")
+    if instr_rows:
+        t2 = []
+        for r in instr_rows:
+            kio = r["instr_per_unit"] / 1e3
+            t2.append([f"{r['build']} serial ({r['commit_short']})", _num(kio),
+                       *[_num(p.ops_per_task * kio) if p.ops_per_task else "–" for p in pts]])
+        md.append(md_table(hdr, t2) + "\n")
+        per_node = instr_rows[0]["instr_per_node"]
+        if per_node:
+            md.append(f"\nAll instructions of a g=1 serial run per node: {per_node / 1e3:.2f} k ({instr_rows[0]['build']}).\n")
+    else:
+        md.append("\n*No instruction counts in the database: run `plait-bench instr` (valgrind callgrind).*\n")
+    return md, []
+
+
+def _fib(ctx: _Context) -> Section:
+    """fib: cost per spawned task vs threads, its table and the instructions per call."""
+    con, sess, ds, runs, out_dir, caption = ctx.con, ctx.sess, ctx.ds, ctx.runs, ctx.out_dir, ctx.caption
+    if "fib" not in ds.kernels():
+        return [], []
+    md: list[str] = []
+    written: list[Path] = []
+    md.append("\n## fib: spawn overhead\n")
+    fruns = [r for r in runs if r.kernel == "fib"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    done = [False]
+    rows = []
+    threads = ds.threads("fib") or [1]
+    for base in ds.problems("fib"):
+        label = ",".join(f"{k}={v}" for k, v in sorted(base.items()))
+        ts = ds.serial_time("fib", base)
+        for s in ds.series("fib"):
+            xs, sums, fx, fc = [], [], [], []
+            row = [label, s]
+            for t in ([1] if s == "serial" else threads):
+                c = ds.cell("fib", base, s, t)
+                if c is None:
+                    continue
+                ns = c.stat("ns_per_task")
+                tm = c.time
+                if ns is not None and s != "serial":
+                    xs.append(t)
+                    sums.append(ns)
+                if c.failed_runs:
+                    fx.append(t)
+                    fc.append(len(c.failed_runs))
+                cellt = "–" if tm is None else f"{tm.median * 1e3:.2f} ms [{tm.lo * 1e3:.2f}–{tm.hi * 1e3:.2f}]"
+                if ns is not None:
+                    cellt += f", {ns.median:.1f} ns/task"
+                if ts and tm and s != "serial":
+                    cellt += f", {tm.median / ts:.2f}× serial"
+                if c.failed_runs:
+                    cellt += f" **{len(c.failed_runs)} FAILED**"
+                row.append(f"P={t}: {cellt}")
+            rows.append(row[:2] + ["<br>".join(row[2:])])
+            if s != "serial":
+                errbar(ax, xs, sums, f"{s} ({label})" if len(ds.problems("fib")) > 1 else s, **series_style(s))
+                failed_marks(ax, fx, fc, 0, done, s)
+    ax.set_xlabel("threads")
+    ax.set_ylabel("ns per task (binary's own ns_per_task)")
+    ax.set_xticks(threads)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("fib: cost per spawned task", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fib_overhead.png", dpi=110)
+    plt.close(fig)
+    written.append(out_dir / "fib_overhead.png")
+    md.append(f"![fib](fib_overhead.png)\n\n*{caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES))}.*\n")
+    md.append(md_table(["params", "runtime", "median time per run"], rows) + "\n")
+    instr_fib = db.latest_instr(con, "fib", sess["commit_hash"])
+    if instr_fib:
+        md.append("\nInstructions per fib call (serial, callgrind): " + ", ".join(
+            f"{r['build']} {r['instr_per_unit']:.1f}" for r in instr_fib) + ".\n")
+    return md, written
+
+
+def _suite(ctx: _Context) -> Section:
+    """Study 001 (the kernel suite), when the session has it."""
+    return suite_section(ctx.ds, ctx.out_dir, ctx.caption) if suite.has_suite(ctx.ds) else ([], [])
+
+
+def _loops(ctx: _Context) -> Section:
+    """Study 002 (loop-to-task conversions), when the session has loop kernels."""
+    return loops_section(ctx.ds, ctx.out_dir, ctx.caption) if has_loops(ctx.ds) else ([], [])
+
+
+def _amr(ctx: _Context) -> Section:
+    """Study 003 (the miniAMR proxy), when the session has amr runs."""
+    return amr_section(ctx.ds, ctx.out_dir, ctx.caption) if has_amr(ctx.ds) else ([], [])
+
+
+def _other_kernels(ctx: _Context) -> Section:
+    """Every configuration of the kernels without a figure of their own, as tables."""
+    ds = ctx.ds
+    md: list[str] = []
     if any(k not in ("uts", "fib", *LOOP_KERNELS, *AMR_KERNELS) for k in ds.kernels()):
         md.append("\n## All configurations of the other kernels\n")
     for k in ds.kernels():
@@ -463,16 +518,21 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
             rows.append([",".join(f"{a}={b}" for a, b in sorted(c.base.items())), c.series, str(c.threads),
                          "–" if tm is None else f"{tm.median:.4f} [{tm.lo:.4f}–{tm.hi:.4f}]",
                          _pct(ds.efficiency(c)), str(len(c.failed_runs))])
-        md.append(_md_table(["params", "runtime", "P", "time (s)", "efficiency", "failed"], rows) + "\n")
+        md.append(md_table(["params", "runtime", "P", "time (s)", "efficiency", "failed"], rows) + "\n")
+    return md, []
 
-    # ---------------- failures ----------------
+
+def _failed_runs(ctx: _Context) -> Section:
+    """Every failed run of the session, warm-up runs included."""
+    con, session_id = ctx.con, ctx.session_id
+    md: list[str] = []
     failed = con.execute(
         f"SELECT * FROM runs WHERE session_id = ? AND status IN ({','.join('?' * len(FAILED_STATUSES))}) ORDER BY id",
         (session_id, *FAILED_STATUSES),
     ).fetchall()
     md.append("\n## Failed runs\n")
     if failed:
-        md.append(_md_table(
+        md.append(md_table(
             ["run", "kind", "round", "benchmark", "P", "params", "status", "message"],
             [[str(r["id"]), r["kind"], str(r["round"]), f"{r['kernel']}-{r['series']}", str(r["threads"]),
               ",".join(f"{a}={b}" for a, b in sorted(json.loads(r["params_json"]).items())), f"**{r['status']}**",
@@ -480,11 +540,13 @@ def write_report(con: sqlite3.Connection, session_id: int, out_dir: Path) -> lis
         ) + "\n")
     else:
         md.append("None: every run verified.\n")
+    return md, []
 
-    index = out_dir / "index.md"
-    index.write_text("\n".join(md))
-    written.insert(0, index)
-    return written
+
+SECTIONS: tuple[Callable[[_Context], Section], ...] = (
+    _header, _uts_efficiency, _uts_speedup, _uts_load_balancing, _uts_granularity_tables, _fib, _suite, _loops,
+    _amr, _other_kernels, _failed_runs,
+)
 
 
 # ---------------- study 001: the kernel suite ----------------
@@ -500,9 +562,8 @@ def _sfmt(s: Summary | None, unit: str = "", d: int = 1) -> str:
 
 def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tuple[list[str], list[Path]]:
     """Markdown and figures of study 001: Table 1 (spawn/join and steal cost), Table 4 (one-thread
-    overhead), speedup vs threads per kernel and cut-off, and the issue-6 targets."""
-    from . import suite
-
+    overhead), speedup vs threads per kernel and cut-off, and the targets that compare Plait with the
+    runtimes of study 001 (Podobas et al.: its Table 1 costs and the cut-offs of its Figs 5-9)."""
     md: list[str] = []
     written: list[Path] = []
     ghz, ghz_src = suite.clock_ghz(ds, **({"fallback": ghz_fallback} if ghz_fallback else {}))
@@ -540,8 +601,8 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
         n2, f2 = counts("steal")
         ts = ds.serial_time("fib", fb) if fb is not None else None
         md.append("\n### Table 1. Inlined spawn/join cost and 2-core steal cost\n")
-        md.append(suite_table(["runtime", "spawn/join (ns)", "spawn/join (cycles)", "tasks per run",
-                               "steal cost, P=2 (ns)", "steal cost, P=2 (cycles)"], rows) + "\n")
+        md.append(md_table(["runtime", "spawn/join (ns)", "spawn/join (cycles)", "tasks per run",
+                            "steal cost, P=2 (ns)", "steal cost, P=2 (cycles)"], rows, escape=True) + "\n")
         md.append(
             "\n*Spawn/join = (T_rt,1 − T_serial) / tasks from fib"
             + (f" ({' '.join(f'{k}={v}' for k, v in sorted(fb.items()))}, a task per call, one thread; "
@@ -568,7 +629,7 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
         ks = tuple(sorted({r.problem.kernel for r in orows}))
         n4, f4 = counts(ks, lambda r: r.threads == 1)
         md.append("\n### Table 4. One-thread overhead normalised to serial (T_rt,1 / T_serial)\n")
-        md.append(suite_table(["kernel", "cut-off", "problem", "T_serial", *series], rows) + "\n")
+        md.append(md_table(["kernel", "cut-off", "problem", "T_serial", *series], rows, escape=True) + "\n")
         md.append(f"\n*1.000 = as fast as the serial elision. {caption(n4, f4, 'runs at one thread and serial runs')}.*\n")
 
     # speedup figures, one PNG per kernel (a panel per cut-off class)
@@ -586,8 +647,8 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
             for s, pts in suite.speedup_series(ds, p).items():
                 xs = [t for t, sm, _, _ in pts if sm is not None]
                 sums = [sm for _, sm, _, _ in pts if sm is not None]
-                _errbar(ax, xs, sums, s, **_style(s))
-                _failed_marks(ax, [t for t, _, _, nf in pts if nf], [nf for _, _, _, nf in pts if nf], 0, done, s)
+                errbar(ax, xs, sums, s, **series_style(s))
+                failed_marks(ax, [t for t, _, _, nf in pts if nf], [nf for _, _, _, nf in pts if nf], 0, done, s)
             ax.plot([0, max(threads)], [0, max(threads)], color="grey", linestyle=":", label="ideal")
             ax.set_xticks(threads)
             ax.set_xlabel("threads")
@@ -608,11 +669,11 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
 
     # targets
     tg = suite.targets(ds, ghz, costs)
-    md.append("\n### Targets (issue 6)\n")
-    md.append(suite_table(["target", "scope", "Plait", "reference", "verdict", "paired interval"],
-                          [[t.target, t.scope, t.plait, t.reference,
-                            {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict), t.interval]
-                           for t in tg]) + "\n")
+    md.append("\n### Targets (study 001)\n")
+    md.append(md_table(["target", "scope", "Plait", "reference", "verdict", "paired interval"],
+                       [[t.target, t.scope, t.plait, t.reference,
+                         {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict), t.interval]
+                        for t in tg], escape=True) + "\n")
     nm = sum(1 for t in tg if t.verdict == "met")
     nn = sum(1 for t in tg if t.verdict == "not met")
     md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; fine rows compare each peer with the "
@@ -634,7 +695,3 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
                     "than a target's margin, the medians of single runs can fall on either side of the limit, "
                     "and the paired interval says whether the rounds still tell.*\n")
     return md, written
-
-
-def suite_table(header: list[str], rows: list[list[str]]) -> str:
-    return _md_table(header, [[c.replace("|", "\\|") for c in r] for r in rows])

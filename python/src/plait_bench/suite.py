@@ -1,6 +1,7 @@
 """Study 001 numbers for the kernel suite (docs/kernels.md): spawn/join and steal cost (Table 1),
 one-thread overhead over serial (Table 4), speedup vs threads per cut-off (Figs 5-9), and the
-targets of issue 6.
+targets that hold Plait against the runtimes of study 001 (Podobas, Brorsson, Faxén: Wool-style
+spawn/join and steal cost as in its Table 1, fine and coarse cut-offs as in its Figs 5-9).
 
 Definitions (all from the measured, verified runs of one session):
 
@@ -454,7 +455,8 @@ def serial_spread(ds: Dataset) -> list[tuple[str, float, int]]:
 
 
 def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) -> list[Target]:
-    """The issue-6 targets, each with the numbers it was decided on. Medians decide."""
+    """The study-001 targets (spawn/join and steal cost, fine and coarse cut-offs), each with the
+    numbers it was decided on. Medians decide."""
     costs = cost_table(ds, ghz) if costs is None else costs
     by = {c.series: c for c in costs}
     out: list[Target] = []
@@ -517,8 +519,8 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
     # 3. fine cut-off: Plait's 2-thread time <= every peer's, every kernel, each peer against Plait
     # built by the same compiler when the session has that build (plait@clang for libomp): libomp
     # exists only as a clang build, and the compiler alone moved these kernels by more than the
-    # runtimes differ (docs/performance.md, sessions #12-#16, "The compiler"). Without plait@clang runs libomp is
-    # compared with the gcc build, and the row says so.
+    # runtimes differ (docs/performance.md, the note of 2026-11-22 on sessions #12-#16, "The compiler").
+    # Without plait@clang runs libomp is compared with the gcc build, and the row says so.
     t3 = "fine cut-off: Plait 2-thread time ≤ every peer's (same compiler where built)"
     SHORT[t3] = "fine: P=2 time ≤ every peer"
     fine = [p for p in probs if p.cut in ("fine", "none")]

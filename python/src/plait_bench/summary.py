@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from . import suite
 from .analysis import Dataset, Summary, load_runs, uts_points
 from .runner import FAILED_STATUSES
 
@@ -105,8 +106,6 @@ def print_summary(con: sqlite3.Connection, session_id: int, console: Console) ->
     for tbl in (uts_table(ds), fib_table(ds)):
         if tbl is not None:
             console.print(tbl)
-    from . import suite
-
     if suite.has_suite(ds):
         for tbl in suite_tables(ds):
             console.print(tbl)
@@ -172,9 +171,7 @@ def _med(s: Summary | None, d: int = 3, unit: str = "") -> str:
 
 def suite_tables(ds: Dataset) -> list[Table]:
     """Study 001 in the terminal: Table 1 (spawn/join, steal cost), Table 4 (one-thread overhead),
-    speedup at the largest thread count, and the issue-6 targets."""
-    from . import suite
-
+    speedup at the largest thread count, and the study-001 targets."""
     out: list[Table] = []
     ghz, ghz_src = suite.clock_ghz(ds)
     costs = suite.cost_table(ds, ghz)
@@ -221,7 +218,7 @@ def suite_tables(ds: Dataset) -> list[Table]:
             t.add_row(p.kernel, escape(p.cutoff_text), str(P), *cells)
         out.append(t)
     tg = suite.targets(ds, ghz, costs)
-    t = Table(title="issue-6 targets (medians decide; paired = median per-round ratio, shown only; a failed Plait run is not met; details: plait-bench report)",
+    t = Table(title="study-001 targets (medians decide; paired = median per-round ratio, shown only; a failed Plait run is not met; details: plait-bench report)",
               caption="interval: what the 95 % interval of the paired ratio says about the target "
                       "(within, outside, or undecided: the rounds cannot tell)")
     for c in ("target", "scope", "numbers", "verdict", "interval"):

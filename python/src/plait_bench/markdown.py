@@ -1,0 +1,16 @@
+"""Markdown output shared by the report sections: the one table builder."""
+
+from __future__ import annotations
+
+
+def md_table(header: list[str], rows: list[list[str]], escape: bool = False) -> str:
+    """A markdown table: a header row, a `|---|` rule, one line per row (no trailing newline).
+
+    escape=True writes a `|` inside a body cell as `\\|`, for cells that carry free text (run
+    messages, target numbers); the header is written as given.
+    """
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    if escape:
+        rows = [[c.replace("|", "\\|") for c in r] for r in rows]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)

@@ -1,0 +1,62 @@
+"""Matplotlib helpers shared by the report figures: one colour and marker per runtime, error bars,
+plain log axes and the red crosses of failed runs."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from .analysis import Summary  # noqa: E402
+from .registry import compiler_of, default_compiler, runtime_of  # noqa: E402
+
+COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
+MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
+
+
+def series_style(series: str) -> dict:
+    rt = runtime_of(series)
+    st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
+    if compiler_of(series) != default_compiler(rt):  # another compiler's build: same colour, hollow marker, dashed
+        st.update(markerfacecolor="none", linestyle="--")
+    return st
+
+
+def errbar(ax, xs, sums: list[Summary], label: str, scale: float = 1.0, **kw) -> None:
+    if not xs:
+        return
+    meds = [s.median * scale for s in sums]
+    lo = [max(0.0, (s.median - s.lo) * scale) for s in sums]
+    hi = [max(0.0, (s.hi - s.median) * scale) for s in sums]
+    ax.errorbar(xs, meds, yerr=[lo, hi], label=label, capsize=3, linewidth=1.4, markersize=5, **kw)
+
+
+_PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
+
+
+def plain_log(ax, axes: str = "x") -> None:
+    """Log axes labelled 5, 10, 20 rather than 2x10^1."""
+    for a in axes:
+        axis = ax.xaxis if a == "x" else ax.yaxis
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(_PLAIN)
+        axis.set_minor_formatter(NullFormatter())
+
+
+def failed_marks(ax, xs, counts, y, label_done: list, series: str = "") -> None:
+    """Red crosses at the bottom of the plot for configurations with failed runs, annotated per series."""
+    if not any(counts):
+        return
+    k = label_done[1] if len(label_done) > 1 else 0
+    for x, n in zip(xs, counts):
+        if n:
+            ax.scatter([x], [y], marker="x", color="red", s=60, zorder=5,
+                       label=None if label_done[0] else "failed run(s)")
+            ax.annotate(f"{series}: {n} failed" if series else f"{n} failed", (x, y), textcoords="offset points",
+                        xytext=(4, 4 + 9 * k), fontsize=7, color=series_style(series).get("color") or "red")
+            label_done[0] = True
+    if len(label_done) > 1:
+        label_done[1] += 1
+    else:
+        label_done.append(1)
