@@ -186,12 +186,11 @@ const pool_options& pool::options() const noexcept { return impl_->opts; }
 std::vector<worker_counters> pool::counters() const {
   std::vector<worker_counters> out(impl_->n);
   for (unsigned i = 0; i < impl_->n; ++i) {
-    const auto& c = impl_->workers[i].ctr;
-    auto rd = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-    out[i] = worker_counters{rd(c.spawns),       rd(c.steals),   rd(c.steal_attempts), rd(c.steal_failures),
-                             rd(c.leapfrogs),    rd(c.joins_stolen), rd(c.injected), rd(c.sleeps),
-                             rd(c.wakeups),      rd(c.publishes), rd(c.steal_chunks), rd(c.idle_ns),
-                             rd(c.inlined)};
+    const detail::AtomicCounters& c = impl_->workers[i].ctr;
+    // relaxed: each counter is a statistic on its own; no ordering among them is promised.
+#define PLAIT_COUNTER_SNAPSHOT_(name, description) out[i].name = c.name.load(std::memory_order_relaxed);
+    PLAIT_COUNTER_LIST(PLAIT_COUNTER_SNAPSHOT_)
+#undef PLAIT_COUNTER_SNAPSHOT_
   }
   return out;
 }
@@ -204,10 +203,10 @@ worker_counters pool::total_counters() const {
 
 void pool::reset_counters() {
   for (unsigned i = 0; i < impl_->n; ++i) {
-    auto& c = impl_->workers[i].ctr;
-    for (auto* a : {&c.spawns, &c.steals, &c.steal_attempts, &c.steal_failures, &c.leapfrogs, &c.joins_stolen,
-                    &c.injected, &c.sleeps, &c.wakeups, &c.publishes, &c.steal_chunks, &c.idle_ns, &c.inlined})
-      a->store(0, std::memory_order_relaxed);
+    detail::AtomicCounters& c = impl_->workers[i].ctr;
+#define PLAIT_COUNTER_RESET_(name, description) c.name.store(0, std::memory_order_relaxed);
+    PLAIT_COUNTER_LIST(PLAIT_COUNTER_RESET_)
+#undef PLAIT_COUNTER_RESET_
   }
 }
 

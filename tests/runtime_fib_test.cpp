@@ -24,7 +24,7 @@ long fib_join(int n) {
 }
 
 // Number of spawns fib_spawn(n) performs: one per call with n >= 2.
-std::uint64_t spawns_of(int n) { return n < 2 ? 0 : 1 + spawns_of(n - 1) + spawns_of(n - 2); }
+[[maybe_unused]] std::uint64_t spawns_of(int n) { return n < 2 ? 0 : 1 + spawns_of(n - 1) + spawns_of(n - 2); }
 
 TEST_P(Fib, FibValuesSpawn) {
   for (int n = 0; n <= 27; ++n) EXPECT_EQ(pool().run([n] { return fib_spawn(n); }), fib_serial(n)) << "n=" << n;

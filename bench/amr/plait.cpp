@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "amr/common.hpp"
+#include "common/plait_counters.hpp"
 
 namespace {
 
@@ -131,12 +132,10 @@ int main(int argc, char** argv) {
     });
   };
   rt.stats = [](plait_bench::Record& rec) {
-    plait::worker_counters c = g_pool->total_counters();
+    const plait::worker_counters c = g_pool->total_counters() - g_base;
     rec.stat("tasks", g_tasks);
-    rec.stat("spawns", static_cast<unsigned long long>(c.spawns - g_base.spawns));
-    rec.stat("steals", static_cast<unsigned long long>(c.steals - g_base.steals));
-    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals - g_base.steals));
-    rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts - g_base.steal_attempts));
+    plait_bench::put_counters(rec, c);
+    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
   };
   int rc = amr::main_for(argc, argv, rt);
   g_pool.reset();

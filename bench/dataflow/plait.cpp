@@ -2,6 +2,7 @@
 #include <plait/dataflow.hpp>
 #include <plait/plait.hpp>
 
+#include "common/plait_counters.hpp"
 #include "dataflow/dataflow.hpp"
 
 using namespace dataflow_bench;
@@ -103,11 +104,9 @@ int main(int argc, char** argv) {
         timed([&] { overhead(v, o.tasks); });
         check(rec, o, v);
       }
-      plait::worker_counters c = pool.total_counters();
-      rec.stat("spawns", static_cast<unsigned long long>(c.spawns));
-      rec.stat("steals", static_cast<unsigned long long>(c.steals));
+      const plait::worker_counters c = pool.total_counters();
+      plait_bench::put_counters(rec, c);
       rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
-      rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts));
     });
   });
 }

@@ -1,5 +1,6 @@
 #include <plait/plait.hpp>
 
+#include "common/plait_counters.hpp"
 #include "fib.hpp"
 
 namespace {
@@ -38,12 +39,9 @@ int main(int argc, char** argv) {
       });
       rec.time_s = secs;
       fib_bench::check(rec, o, r);
-      plait::worker_counters c = pool.total_counters();
-      rec.stat("spawns", static_cast<unsigned long long>(c.spawns));
-      rec.stat("steals", static_cast<unsigned long long>(c.steals));
+      const plait::worker_counters c = pool.total_counters();
+      plait_bench::put_counters(rec, c);
       rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
-      rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts));
-      rec.stat("leapfrogs", static_cast<unsigned long long>(c.leapfrogs));
     });
   });
 }

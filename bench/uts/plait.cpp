@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/driver.hpp"
+#include "common/plait_counters.hpp"
 #include "uts/common.hpp"
 
 namespace {
@@ -100,14 +101,7 @@ int main(int argc, char** argv) {
       uts::verify(rec, cfg, c);
       uts::report(rec, cfg, c, k.steals, cli.threads);
       rec.stat("variant", variant);
-      rec.stat("spawns", static_cast<unsigned long long>(k.spawns));
-      rec.stat("steals", static_cast<unsigned long long>(k.steals));
-      rec.stat("steal_attempts", static_cast<unsigned long long>(k.steal_attempts));
-      rec.stat("steal_failures", static_cast<unsigned long long>(k.steal_failures));
-      rec.stat("leapfrogs", static_cast<unsigned long long>(k.leapfrogs));
-      rec.stat("joins_stolen", static_cast<unsigned long long>(k.joins_stolen));
-      rec.stat("sleeps", static_cast<unsigned long long>(k.sleeps));
-      rec.stat("wakeups", static_cast<unsigned long long>(k.wakeups));
+      plait_bench::put_counters(rec, k);  // (moved_tasks: uts::report, from k.steals)
     });
   });
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/plait_counters.hpp"
 #include "common/rt/common.hpp"
 
 namespace kern {
@@ -30,18 +31,11 @@ struct rt_plait {
 
   void reset_stats() { base_ = pool_->total_counters(); }
   void stats(plait_bench::Record& rec) const {
-    plait::worker_counters c = pool_->total_counters();
-    rec.stat("tasks", static_cast<unsigned long long>(c.spawns - base_.spawns));
-    rec.stat("steals", static_cast<unsigned long long>(c.steals - base_.steals));
-    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals - base_.steals));
-    rec.stat("steal_attempts", static_cast<unsigned long long>(c.steal_attempts - base_.steal_attempts));
-    rec.stat("publishes", static_cast<unsigned long long>(c.publishes - base_.publishes));
-    rec.stat("sleeps", static_cast<unsigned long long>(c.sleeps - base_.sleeps));
-    rec.stat("inlined", static_cast<unsigned long long>(c.inlined - base_.inlined));
-    // idle time of all workers together (searching for work outside tasks), in ms; an idle stretch
-    // is counted when it ends, so one that began before the repetition (between repetitions, the
-    // workers wait while the verification runs) counts whole here
-    rec.stat("idle_ms", static_cast<double>(c.idle_ns - base_.idle_ns) / 1e6);
+    const plait::worker_counters c = pool_->total_counters() - base_;
+    plait_bench::put_counters(rec, c);  // every counter, and idle_ms
+    // the names that rt_omp and rt_tbb also write: tasks created, tasks run by another thread
+    rec.stat("tasks", static_cast<unsigned long long>(c.spawns));
+    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
   }
 
   class group {

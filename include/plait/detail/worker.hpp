@@ -97,11 +97,14 @@ inline constexpr std::uint64_t ts_pack(std::uint32_t tail, std::uint32_t split) 
 inline constexpr std::uint32_t ts_tail(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
 inline constexpr std::uint32_t ts_split(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 
+// Adds n to the calling worker's counter `field` (a name from PLAIT_COUNTER_LIST). Off
+// (PLAIT_COUNTERS=0) it is an unevaluated sizeof: no instruction, neither w nor n is evaluated,
+// and a name that is not in the list still fails to compile, as it does with counters on.
 #if PLAIT_COUNTERS
 #define PLAIT_COUNT(w, field, n) \
   (w)->ctr.field.store((w)->ctr.field.load(std::memory_order_relaxed) + (n), std::memory_order_relaxed)
 #else
-#define PLAIT_COUNT(w, field, n) ((void)0)
+#define PLAIT_COUNT(w, field, n) ((void)sizeof(::plait::detail::AtomicCounters::field))
 #endif
 
 // Task-record allocator (include/plait/detail/task_alloc.hpp, src/task_alloc.cpp): a free block
@@ -120,11 +123,14 @@ struct AllocCache {
 };
 inline constexpr unsigned alloc_classes = 4;  // blocks of 64, 128, 256 and 512 bytes
 
+// The runtime's copy of worker_counters, expanded from the same list (PLAIT_COUNTER_LIST in
+// counters.hpp): one atomic per counter, with the public field's name, so PLAIT_COUNT(w, name, n)
+// and the snapshot in pool::counters() match by name. Written by the owning worker only (relaxed
+// load + store); read by anyone (relaxed).
 struct AtomicCounters {
-  // Written by the owning worker only (relaxed load + store); read by anyone (relaxed).
-  std::atomic<std::uint64_t> spawns{0}, steals{0}, steal_attempts{0}, steal_failures{0}, leapfrogs{0},
-      joins_stolen{0}, injected{0}, sleeps{0}, wakeups{0}, publishes{0}, steal_chunks{0}, idle_ns{0},
-      inlined{0};
+#define PLAIT_ATOMIC_COUNTER_(name, description) std::atomic<std::uint64_t> name{0};
+  PLAIT_COUNTER_LIST(PLAIT_ATOMIC_COUNTER_)
+#undef PLAIT_ATOMIC_COUNTER_
 };
 
 struct Worker {
