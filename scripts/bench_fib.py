@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Spawn-overhead benchmark (issue #2): fib(n) with one task per call, every runtime side by side.
+"""Spawn-overhead benchmark (study 001's inlined spawn/join cost): fib(n) with one task per call,
+every runtime side by side.
 
 Runs serial, plait, gomp, libomp and tbb at 1 and 2 threads, interleaved and shuffled per round,
 and prints medians: time per task (= per spawn), overhead per spawn over the serial recursion

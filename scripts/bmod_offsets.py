@@ -8,8 +8,9 @@ without RIP-relative addressing, so the copy runs as it does in place; the harne
 `call` or `rip` in its disassembly first and stops with an error if there is one.
 
 It showed why one clang build of sparselu-plait was 17-20 % slower than the next with the same
-object code: ~42 us per call at offsets 0 mod 128, ~34 us at 64 mod 128 (docs/performance.md,
-kernel suite, sessions #17-#18; docs/bench-protocol.md, "Code placement").
+object code: ~42 us per call at offsets 0 mod 128, ~34 us at 64 mod 128
+(docs/notes/2026-11-22-code-placement.md, "The clang sparselu binary"; docs/bench-protocol.md,
+"Code placement").
 
     scripts/bmod_offsets.py [--binary build/clang-release/bin/sparselu-plait] [--step 64]
                             [--span 4096] [--calls 300]

@@ -1,7 +1,8 @@
 // Shared by every fib runtime: options, the reference values and the check.
 //
-// fib(n) with one task per call (cut-off 0), the spawn-overhead benchmark of issue #2 and the
-// BOTS fib kernel: with --cutoff c, calls with n < c recurse serially (the coarse variant).
+// fib(n) with one task per call (cut-off 0), the spawn-overhead benchmark (study 001's inlined
+// spawn/join cost; docs/performance.md, "Spawn and join") and the BOTS fib kernel: with
+// --cutoff c, calls with n < c recurse serially (the coarse variant).
 #pragma once
 
 #include "common/driver.hpp"

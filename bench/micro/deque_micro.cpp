@@ -1,5 +1,6 @@
-// Owner fast-path cost of three deque designs, measured side by side in one process (issue #2:
-// "choose the deque by measurement"). Each round runs, in a fresh random order:
+// Owner fast-path cost of three deque designs, measured side by side in one process: the figure
+// the deque was chosen by (docs/performance.md, "Deque choice"; docs/design.md §8). Each round
+// runs, in a fresh random order:
 //
 //   split   Plait's split deque through the public API: spawn + join of an empty closure on a
 //           1-worker pool (slot write, index bump, request poll; no RMW, no fence)

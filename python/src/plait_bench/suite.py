@@ -519,7 +519,7 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
     # 3. fine cut-off: Plait's 2-thread time <= every peer's, every kernel, each peer against Plait
     # built by the same compiler when the session has that build (plait@clang for libomp): libomp
     # exists only as a clang build, and the compiler alone moved these kernels by more than the
-    # runtimes differ (docs/performance.md, the note of 2026-11-22 on sessions #12-#16, "The compiler").
+    # runtimes differ (docs/performance.md, "The compiler"; the A/B is in docs/notes/2026-11-22-kernel-suite.md).
     # Without plait@clang runs libomp is compared with the gcc build, and the row says so.
     t3 = "fine cut-off: Plait 2-thread time ≤ every peer's (same compiler where built)"
     SHORT[t3] = "fine: P=2 time ≤ every peer"

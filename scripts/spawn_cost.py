@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Instructions per spawn/join over the serial recursion, counted exactly with callgrind.
+
+The delta method: fib with one task per call (cut-off 0) runs at two sizes, as does the serial
+binary; what the process does besides the recursion (start-up, dynamic loading, the pool) is the same
+at both sizes and cancels, and so does the serial recursion itself:
+
+    per spawn = ((plait(n2) - plait(n1)) - (serial(n2) - serial(n1))) / (spawns(n2) - spawns(n1))
+
+with spawns(n) = F(n+1) - 1, the calls of fib(n) that spawn (every call with n >= 2). Callgrind counts
+instructions, not time: the figure is the same on a busy or a quiet machine.
+
+    scripts/spawn_cost.py [--bin build/gcc-release/bin] [--runtime plait] [--n1 22] [--n2 25]
+
+Prints one line per measurement and the result; exit 2 on bad input, 1 when a run fails.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def fib_number(k: int) -> int:
+    a, b = 0, 1
+    for _ in range(k):
+        a, b = b, a + b
+    return a
+
+
+def spawns(n: int) -> int:
+    return fib_number(n + 1) - 1
+
+
+def instructions(binary: str, n: int) -> int:
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "cg.out")
+        # Only instructions inside the fib functions (and what they call: the runtime's slow paths)
+        # are counted; the workers' idle spinning outside them varies from run to run.
+        cp = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--toggle-collect=*fib*",
+                             binary, "--n", str(n),
+                             "--threads", "1", "--reps", "1", "--warmup", "0", "--quiet"],
+                            capture_output=True, text=True)
+        if cp.returncode != 0:
+            sys.exit(f"spawn_cost: {os.path.basename(binary)} --n {n} failed (exit {cp.returncode}): "
+                     f"{cp.stderr.strip().splitlines()[-1] if cp.stderr.strip() else 'no output'}")
+        m = re.search(r"Collected\s*:\s*(\d+)", cp.stderr)
+        if not m:
+            sys.exit(f"spawn_cost: no instruction count in callgrind's output for {binary}")
+        return int(m.group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/gcc-release/bin", help="directory with fib-<runtime> and fib-serial")
+    ap.add_argument("--runtime", default="plait", help="fib-RUNTIME is measured (default plait)")
+    ap.add_argument("--n1", type=int, default=22)
+    ap.add_argument("--n2", type=int, default=25)
+    a = ap.parse_args()
+    if not (2 <= a.n1 < a.n2 <= 30):
+        print(f"spawn_cost: --n1 {a.n1} --n2 {a.n2}: accepted 2 <= n1 < n2 <= 30", file=sys.stderr)
+        return 2
+    if shutil.which("valgrind") is None:
+        print("spawn_cost: valgrind is not installed (scripts/bootstrap.sh installs it)", file=sys.stderr)
+        return 2
+    par = os.path.join(a.bin, f"fib-{a.runtime}")
+    ser = os.path.join(a.bin, "fib-serial")
+    for b in (par, ser):
+        if not os.access(b, os.X_OK):
+            print(f"spawn_cost: {b}: no such executable; build first (make build)", file=sys.stderr)
+            return 2
+    p1, p2 = instructions(par, a.n1), instructions(par, a.n2)
+    s1, s2 = instructions(ser, a.n1), instructions(ser, a.n2)
+    extra = spawns(a.n2) - spawns(a.n1)
+    print(f"fib-{a.runtime}: {p1:,} instructions at n={a.n1}, {p2:,} at n={a.n2}")
+    print(f"fib-serial: {s1:,} instructions at n={a.n1}, {s2:,} at n={a.n2}")
+    print(f"extra spawns: {extra:,}")
+    over = ((p2 - p1) - (s2 - s1)) / extra
+    serial = (s2 - s1) / extra
+    print(f"{a.runtime}: {over:.1f} instructions per spawn/join over the serial recursion "
+          f"(the serial recursion: {serial:.1f} per call pair)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
