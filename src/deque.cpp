@@ -73,7 +73,32 @@ static bool publish_half(Worker* w, std::uint32_t limit) noexcept {
 //   * if a limit exchange did overwrite a thief's request, its acquire made the thief's fetch_or
 //     happen-before our load of req, which therefore sees the bit and takes it.
 // All of this is on the slow path only.
+// Debug builds: the deque invariants of docs/design.md ("Invariants"), checked at the end of every
+// slow path (settle, which every slow path ends with). Release builds: nothing.
+static void check_invariants(const Worker* w) noexcept {
+#ifndef NDEBUG
+  // relaxed: the owner's own word; thieves only move tail, and only up to split.
+  const std::uint64_t v = w->ts.load(std::memory_order_relaxed);
+  PLAIT_ASSERT(ts_split(v) == w->split);  // 3: the owner's split is the word's
+  PLAIT_ASSERT(ts_tail(v) <= w->split);   // 1
+  if (w->allstolen)
+    PLAIT_ASSERT(ts_tail(v) == w->split && w->head <= w->split);  // 1, the all-stolen state
+  else
+    PLAIT_ASSERT(w->split <= w->head);  // 1
+  PLAIT_ASSERT(w->base <= w->head);  // 6 (a frame's pops stop at its base)
+#else
+  (void)w;
+#endif
+}
+
+static void settle_limits(Worker* w, std::uint32_t protect) noexcept;
+
 static void settle(Worker* w, std::uint32_t protect) noexcept {
+  settle_limits(w, protect);
+  check_invariants(w);
+}
+
+static void settle_limits(Worker* w, std::uint32_t protect) noexcept {
   // A tracing worker keeps both limits at their "go slow" values (src/trace.cpp).
   bool tr = tracing(w);
   for (;;) {
@@ -395,6 +420,7 @@ void drain_detached(Worker* w) noexcept {
   w->defer_ok = true;
   while (w->head > w->base) {
     Slot& s = w->odq[w->head - 1];
+    PLAIT_ASSERT(s.kind() == slot_kind::detached);  // 7: only detached slots outlive their task
     exec_fn fn = s.exec;
     void* data = s.data();
     pop_result r = pop(w);

@@ -108,6 +108,14 @@ TEST(Pool, BadOptionsThrowOneLine) {
   EXPECT_THROW(plait::pool({.num_workers = 1, .deque_capacity = 1000}), std::invalid_argument);
 }
 
+#ifndef NDEBUG
+// Debug builds check the runtime's invariants with PLAIT_ASSERT; a failed check names itself.
+TEST(PoolDeathTest, FailedInvariantCheckAbortsWithItsCondition) {
+  int two = 2;
+  EXPECT_DEATH(PLAIT_ASSERT(two == 3), "internal invariant violated: two == 3");
+}
+#endif
+
 TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
   EXPECT_DEATH(
       {

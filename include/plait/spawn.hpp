@@ -110,6 +110,7 @@ class [[nodiscard]] spawn_handle {
       return;
     }
     detail::Slot& s = w->odq[h];
+    PLAIT_ASSERT(s.thief.load(std::memory_order_relaxed) == 0);  // invariant 5 (see detail::push)
     // Plain stores: the slot is private (see detail::push).
     s.exec = &exec_stolen;
     s.tagged = reinterpret_cast<std::uintptr_t>(this) | static_cast<std::uintptr_t>(detail::slot_kind::joinable);

@@ -216,6 +216,7 @@ PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noex
   // relaxed: a request is a hint; reading it late only delays publication by one spawn.
   if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged) != no_slot;
   Slot& s = w->odq[h];
+  PLAIT_ASSERT(s.thief.load(std::memory_order_relaxed) == 0);  // invariant 5: free slots hold no mark
   // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
   // the release RMW/store on `ts` that publishes it (push_slow / pop_slow), which orders them.
   s.exec = exec;
@@ -227,6 +228,7 @@ PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noex
 
 // Owner: take the newest slot back. `local` means the caller owns it and runs it inline.
 PLAIT_INLINE pop_result pop(Worker* w) noexcept {
+  PLAIT_ASSERT(w->head > w->base);  // invariant 6: no pop below the frame's base
   std::uint32_t h = w->head - 1;
   w->head = h;
   // relaxed: pop_limit is the owner's split unless a thief raised it to ask for work; a late read
