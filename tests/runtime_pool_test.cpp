@@ -64,6 +64,49 @@ TEST_P(Pools, IdlePoolUsesAlmostNoCpu) {
   EXPECT_LT(used, 0.02) << used << " s of CPU in 1 s while idle with " << GetParam() << " workers";
 }
 
+// The sleep protocol under random pauses: before each root the test pauses 0-3 ms, so the workers
+// are caught spinning, yielding (idle < 1 ms) or asleep. Each root adds a child B and then a child
+// A that waits until B has started; with two or more workers only another worker can start B while
+// A holds this one, so a publish that failed to wake a sleeper shows as A's wait running out (a
+// failed expectation after 10 s, not a hang). With one worker B runs first (the wait pops newest
+// first: A, so A must not wait there) and the test checks the roots alone.
+TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
+  if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
+#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
+  const int rounds = 60;
+#else
+  const int rounds = 300;
+#endif
+  std::uint64_t x = 0x9E3779B97F4A7C15ull * (GetParam() + 1);
+  int timeouts = 0;
+  for (int r = 0; r < rounds; ++r) {
+    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+    std::this_thread::sleep_for(std::chrono::microseconds(x % 3000));
+    std::atomic<bool> b_started{false};
+    bool a_timed_out = false;
+    long v = pool().run([&] {
+      plait::task_group g;
+      g.run([&] { b_started.store(true, std::memory_order_release); });
+      if (GetParam() > 1) {
+        g.run([&] {
+          auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (!b_started.load(std::memory_order_acquire))
+            if (std::chrono::steady_clock::now() > until) {
+              a_timed_out = true;
+              break;
+            }
+        });
+      }
+      g.wait();
+      return fib(12);
+    });
+    EXPECT_EQ(v, 144);
+    EXPECT_TRUE(b_started.load());
+    if (a_timed_out) ++timeouts;
+  }
+  EXPECT_EQ(timeouts, 0) << "a published task waited 10 s for a sleeping worker to wake up";
+}
+
 TEST_P(Pools, CountersAreReadableAndResettable) {
   pool().reset_counters();
   pool().run([] { return fib(15); });
