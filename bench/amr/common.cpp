@@ -839,27 +839,4 @@ void run_serial(Sim& sim) {
   }
 }
 
-int main_for_rt(const std::string& runtime, int argc, char** argv, const Runtime& rt) {
-  return plait_bench::main_guard_rt("amr", runtime, argc, argv, [&](plait_bench::Cli& cli) {
-    Options o;
-    add_options(cli, o, argc, argv);
-    cli.parse();
-    finish_options(o);
-    const Variant var = parse_variant(o.variant);
-    if (rt.setup) rt.setup(cli.threads);
-    Sim sim(o);
-    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
-      sim.reset();  // not timed: initial mesh and values
-      if (rt.reset_stats) rt.reset_stats();
-      const double t0 = plait_bench::now();
-      rt.run(sim, var);
-      rec.time_s = plait_bench::now() - t0;
-      sim.finish();
-      sim.verify(rec);
-      rec.stat("variant", std::string(variant_name(var)));
-      if (rt.stats) rt.stats(rec);
-    });
-  });
-}
-
 }  // namespace amr

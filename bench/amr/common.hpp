@@ -1,5 +1,6 @@
-// miniAMR proxy (study 003, Rico et al., "On the Benefits of Tasking with OpenMP"): shared by the
-// serial, Plait and OpenMP builds. docs/amr.md describes the model, the conservation argument and
+// miniAMR proxy (study 003, Rico et al., "On the Benefits of Tasking with OpenMP"): the model,
+// shared by the serial, Plait and OpenMP builds (compiled once into amr_common; the benchmark
+// around it is amr.hpp). docs/amr.md describes the model, the conservation argument and
 // the variants.
 //
 // The mesh is a unit cube of init_x × init_y × init_z root blocks; a block at level L has integer
@@ -16,7 +17,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -245,20 +245,5 @@ class Sim {
 
 // Serial reference run of the whole simulation (used by the serial binary and the tests).
 void run_serial(Sim& sim);
-
-// Runs the benchmark main for one runtime. `run` executes one timed simulation on `sim` with
-// the parsed variant; `setup(threads)` is called once after parsing; `stats` may add runtime
-// counters.
-struct Runtime {
-  std::function<void(long long threads)> setup;
-  std::function<void(Sim&, Variant)> run;
-  std::function<void(plait_bench::Record&)> stats;
-  std::function<void()> reset_stats;
-};
-int main_for_rt(const std::string& runtime, int argc, char** argv, const Runtime& rt);
-// Inline, so the runtime name comes from the executable's own compile definitions.
-inline int main_for(int argc, char** argv, const Runtime& rt) {
-  return main_for_rt(plait_bench::this_runtime(), argc, argv, rt);
-}
 
 }  // namespace amr

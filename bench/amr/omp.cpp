@@ -10,14 +10,13 @@
 // Refinement runs serially between timesteps, outside the parallel region, as in the reference.
 #include <omp.h>
 
-#include "amr/common.hpp"
+#include "amr/amr.hpp"
+#include "common/rt/omp.hpp"
 
 namespace {
 
-int g_threads = 1;
-unsigned long long g_tasks = 0;
-
-void run_loop(amr::Sim& sim, bool dyn) {
+// `nt`: the adapter's thread count, the num_threads of every parallel region.
+void run_loop(amr::Sim& sim, bool dyn, int nt) {
   amr::Mesh& m = sim.mesh();
   const amr::Options& o = sim.opt();
   const int chunk = static_cast<int>(o.dyn_chunk);
@@ -28,17 +27,17 @@ void run_loop(amr::Sim& sim, bool dyn) {
         const int nb = static_cast<int>(m.active().size());
         const int* act = m.active().data();
         if (dyn) {
-#pragma omp parallel for schedule(dynamic, chunk) num_threads(g_threads)
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(nt)
           for (int bi = 0; bi < nb; ++bi) sim.comm_block(bi, grp);
         } else {
-#pragma omp parallel for schedule(static) num_threads(g_threads)
+#pragma omp parallel for schedule(static) num_threads(nt)
           for (int bi = 0; bi < nb; ++bi) sim.comm_block(bi, grp);
         }
-#pragma omp parallel for schedule(static) num_threads(g_threads)
+#pragma omp parallel for schedule(static) num_threads(nt)
         for (int bi = 0; bi < nb; ++bi) sim.stencil_block(act[bi], grp);
         if (sim.checksum_stage(stage)) {
           const int v0 = sim.gbegin(grp), v1 = sim.gend(grp);
-#pragma omp parallel for schedule(static) num_threads(g_threads)
+#pragma omp parallel for schedule(static) num_threads(nt)
           for (int bi = 0; bi < nb; ++bi) sim.block_sums(bi, v0, v1);
           for (int v = v0; v < v1; ++v) sim.validate(stage, v, sim.ordered_sum(v));
         }
@@ -48,13 +47,14 @@ void run_loop(amr::Sim& sim, bool dyn) {
   }
 }
 
-void run_tasks(amr::Sim& sim, bool task2) {
+// Returns the number of tasks created.
+unsigned long long run_tasks(amr::Sim& sim, bool task2, int nt) {
   amr::Mesh& m = sim.mesh();
   const amr::Options& o = sim.opt();
   const long long bsize = m.geom().bsize;
   unsigned long long tasks = 0;
   for (long long ts = 0; ts < o.num_tsteps; ++ts) {
-#pragma omp parallel num_threads(g_threads) shared(sim, m, o, tasks)
+#pragma omp parallel num_threads(nt) shared(sim, m, o, tasks)
 #pragma omp single
     {
       const int nb = static_cast<int>(m.active().size());
@@ -109,23 +109,20 @@ void run_tasks(amr::Sim& sim, bool task2) {
     }  // end of single and parallel: implicit barrier
     sim.end_timestep(ts);
   }
-  g_tasks = tasks;
+  return tasks;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  amr::Runtime rt;
-  rt.setup = [](long long threads) { g_threads = static_cast<int>(threads); };
-  rt.reset_stats = [] { g_tasks = 0; };
-  rt.run = [](amr::Sim& sim, amr::Variant v) {
+  return amr::main_for<kern::rt_omp>(argc, argv, [](kern::rt_omp& rt, amr::Sim& sim, amr::Variant v) {
+    const int nt = rt.threads();
     switch (v) {
-      case amr::Variant::loop: run_loop(sim, false); break;
-      case amr::Variant::loop_dyn: run_loop(sim, true); break;
-      case amr::Variant::task1: run_tasks(sim, false); break;
-      case amr::Variant::task2: run_tasks(sim, true); break;
+      case amr::Variant::loop: run_loop(sim, false, nt); break;
+      case amr::Variant::loop_dyn: run_loop(sim, true, nt); break;
+      case amr::Variant::task1: return run_tasks(sim, false, nt);
+      case amr::Variant::task2: return run_tasks(sim, true, nt);
     }
-  };
-  rt.stats = [](plait_bench::Record& rec) { rec.stat("tasks", g_tasks); };
-  return amr::main_for(argc, argv, rt);
+    return 0ULL;
+  });
 }

@@ -5,21 +5,16 @@
 //             on the group's variables of both blocks, a stencil task per block (inout); at a
 //             checksum stage wait(), then plait::parallel_reduce per variable (deterministic)
 //   task-2    as task-1, but a checksum task per block (in access) and no wait before them
-// Refinement runs serially between timesteps inside the root task, as in the reference.
+// The whole simulation is one root task of the adapter's pool; refinement runs serially between
+// timesteps inside it, as in the reference.
 #include <plait/dataflow.hpp>
 #include <plait/parallel_for.hpp>
 #include <plait/plait.hpp>
 
-#include <memory>
-
-#include "amr/common.hpp"
-#include "common/plait_counters.hpp"
+#include "amr/amr.hpp"
+#include "common/rt/plait.hpp"
 
 namespace {
-
-std::unique_ptr<plait::pool> g_pool;
-plait::worker_counters g_base{};
-unsigned long long g_tasks = 0;
 
 void run_loop(amr::Sim& sim, bool dyn) {
   amr::Mesh& m = sim.mesh();
@@ -46,7 +41,8 @@ void run_loop(amr::Sim& sim, bool dyn) {
   }
 }
 
-void run_tasks(amr::Sim& sim, bool task2) {
+// Returns the number of tasks created.
+unsigned long long run_tasks(amr::Sim& sim, bool task2) {
   amr::Mesh& m = sim.mesh();
   const amr::Options& o = sim.opt();
   const long long bsize = m.geom().bsize;
@@ -105,39 +101,21 @@ void run_tasks(amr::Sim& sim, bool task2) {
     }
     sim.end_timestep(ts);
   }
-  g_tasks = tasks;
+  return tasks;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  amr::Runtime rt;
-  rt.setup = [](long long threads) {
-    plait::pool_options po{};
-    po.num_workers = static_cast<decltype(po.num_workers)>(threads);
-    g_pool = std::make_unique<plait::pool>(po);
-  };
-  rt.reset_stats = [] {
-    g_base = g_pool->total_counters();
-    g_tasks = 0;
-  };
-  rt.run = [](amr::Sim& sim, amr::Variant v) {
-    g_pool->run([&] {
+  return amr::main_for<kern::rt_plait>(argc, argv, [](kern::rt_plait& rt, amr::Sim& sim, amr::Variant v) {
+    return rt.root([&]() -> unsigned long long {
       switch (v) {
         case amr::Variant::loop: run_loop(sim, false); break;
         case amr::Variant::loop_dyn: run_loop(sim, true); break;
-        case amr::Variant::task1: run_tasks(sim, false); break;
-        case amr::Variant::task2: run_tasks(sim, true); break;
+        case amr::Variant::task1: return run_tasks(sim, false);
+        case amr::Variant::task2: return run_tasks(sim, true);
       }
+      return 0;
     });
-  };
-  rt.stats = [](plait_bench::Record& rec) {
-    const plait::worker_counters c = g_pool->total_counters() - g_base;
-    rec.stat("tasks", g_tasks);
-    plait_bench::put_counters(rec, c);
-    rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
-  };
-  int rc = amr::main_for(argc, argv, rt);
-  g_pool.reset();
-  return rc;
+  });
 }

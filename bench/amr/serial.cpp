@@ -1,8 +1,10 @@
 // miniAMR proxy, serial: every variant runs the same plain loops (the baseline of study 003).
-#include "amr/common.hpp"
+#include "amr/amr.hpp"
+#include "common/rt/serial.hpp"
 
 int main(int argc, char** argv) {
-  amr::Runtime rt;
-  rt.run = [](amr::Sim& sim, amr::Variant) { amr::run_serial(sim); };
-  return amr::main_for(argc, argv, rt);
+  return amr::main_for<kern::rt_serial>(argc, argv, [](kern::rt_serial&, amr::Sim& sim, amr::Variant) {
+    amr::run_serial(sim);
+    return 0ULL;
+  });
 }

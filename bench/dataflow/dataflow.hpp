@@ -15,6 +15,13 @@
 //              (dataflow-serial runs the same bodies as plain calls).
 // Sizes: --size ci|test|small|medium picks the defaults; --tasks, --rounds, --fanout, --blocks,
 // --block-size override them.
+//
+// The patterns' task code is written per runtime, in <runtime>.cpp (plait::dataflow_group, OpenMP
+// `depend` clauses, plain calls in the serial elision): a struct with four static functions,
+// chain(Chain&, tasks), fanout(Fanout&, rounds, readers), wavefront(Wavefront&) and
+// overhead(Overhead&, tasks), each creating its tasks and waiting for them. main_for<adapter,
+// patterns> runs them: the pool, the root task, the timing (inside the root task), the repetitions
+// and the runtime's counters go through the adapter (bench/common/rt/).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "common/driver.hpp"
+#include "common/rt/common.hpp"
 
 namespace dataflow_bench {
 
@@ -82,5 +90,37 @@ void check(plait_bench::Record& rec, const Options& o, Overhead& v);
 
 // tasks, ns_per_task (time / tasks).
 void task_stats(plait_bench::Record& rec, const Options& o);
+
+template <class RT, class Patterns>
+int main_for(int argc, char** argv) {
+  return plait_bench::main_guard("dataflow", argc, argv, [](plait_bench::Cli& cli) {
+    RT rt(cli, false);  // no OpenMP cut-off variants
+    Options o;
+    parse(cli, o);
+    rt.start(cli.threads);
+    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
+      rt.reset_stats();
+      auto timed = [&](auto&& f) { rec.time_s = kern::timed_root(rt, f); };
+      if (o.pattern == "chain") {
+        Chain c;
+        timed([&] { Patterns::chain(c, o.tasks); });
+        check(rec, o, c);
+      } else if (o.pattern == "fanout") {
+        Fanout f(o.fanout);
+        timed([&] { Patterns::fanout(f, o.rounds, o.fanout); });
+        check(rec, o, f);
+      } else if (o.pattern == "wavefront") {
+        Wavefront w(o.blocks, o.block_size);
+        timed([&] { Patterns::wavefront(w); });
+        check(rec, o, w);
+      } else {
+        Overhead v(o.tasks, o.deps);
+        timed([&] { Patterns::overhead(v, o.tasks); });
+        check(rec, o, v);
+      }
+      kern::runtime_stats(rt, rec);
+    });
+  });
+}
 
 }  // namespace dataflow_bench

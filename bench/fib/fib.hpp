@@ -1,11 +1,19 @@
-// Shared by every fib runtime: options, the reference values and the check.
+// fib: the benchmark around the recursion, shared by every runtime: options, the reference values,
+// the check and main_for<adapter>.
 //
 // fib(n) with one task per call (cut-off 0), the spawn-overhead benchmark (study 001's inlined
 // spawn/join cost; docs/performance.md, "Spawn and join") and the BOTS fib kernel: with
 // --cutoff c, calls with n < c recurse serially (the coarse variant).
+//
+// The recursion itself is written per runtime, in <runtime>.cpp, with the runtime's own fork and
+// join (plait::spawn and join, a tbb::task_group, an OpenMP task and taskwait): that is what the
+// spawn-overhead benchmark measures, so it does not go through the adapter's group or invoke.
+// Everything around it does: the pool or arena, the root task, the timing, the repetitions and
+// the runtime's counters.
 #pragma once
 
 #include "common/driver.hpp"
+#include "common/rt/common.hpp"
 
 #include <cstdint>
 #include <string>
@@ -67,6 +75,34 @@ inline void check(plait_bench::Record& rec, const Options& o, long long got, lon
   rec.stat("result", got);
   rec.stat("tasks", static_cast<unsigned long long>(t));
   if (t) rec.stat("ns_per_task", rec.time_s * 1e9 / static_cast<double>(t));
+}
+
+// The recursion a runtime's binary times: fib(n) for the options given.
+using kernel_fn = long long (*)(long long);
+
+// The benchmark on adapter RT. `select(rt, options)` is called once, after the runtime has
+// started, and returns the runtime's recursion for these options (it also hands the cut-off to
+// that code). Each repetition runs kernel(n) as the root task, timed inside it (the hand-over to
+// a worker is not part of the kernel).
+template <class RT, class Select>
+int main_for(int argc, char** argv, Select select) {
+  return plait_bench::main_guard("fib", argc, argv, [&](plait_bench::Cli& cli) {
+    Options o;
+    add_options(cli, o);
+    RT rt(cli);  // after the kernel's options: OpenMP's --variant comes last, in --help and params
+    cli.parse();
+    rt.start(cli.threads);
+    const kernel_fn kernel = select(rt, o);
+    // OpenMP's if/final variants create a task construct in every call with n >= 2
+    const long long task_cutoff = rt.manual() ? -1 : 0;
+    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
+      rt.reset_stats();
+      long long r = 0;
+      rec.time_s = kern::timed_root(rt, [&] { r = kernel(o.n); });
+      check(rec, o, r, task_cutoff);
+      kern::runtime_stats(rt, rec);
+    });
+  });
 }
 
 }  // namespace fib_bench

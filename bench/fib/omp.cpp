@@ -1,10 +1,11 @@
+// fib on OpenMP: a task (shared result) and a taskwait in every call above the cut-off.
 #include <omp.h>
 
-#include "fib.hpp"
+#include "common/rt/omp.hpp"
+#include "fib/fib.hpp"
 
-#include <string>
-
-// --variant: the three cut-off styles of BOTS's fib, with the cut-off on n (as every runtime here):
+// --variant (the adapter's option): the three cut-off styles of BOTS's fib, with the cut-off on n
+// (as every runtime here):
 //   manual  calls with n < cutoff run the serial recursion (no task constructs below the cut-off)
 //   if      every call with n >= 2 creates its task; below the cut-off with if(false), undeferred
 //   final   every call with n >= 2 creates its task; the first task below the cut-off is final, so
@@ -38,31 +39,10 @@ long long fib_clause(long long n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return plait_bench::main_guard("fib", argc, argv, [](plait_bench::Cli& cli) {
-    fib_bench::Options o;
-    fib_bench::add_options(cli, o);
-    std::string variant = "manual";
-    cli.add_string("variant", &variant,
-                   "OpenMP cut-off style: manual (serial code past the cut-off), if (if-clause), final (final-clause)",
-                   {"manual", "if", "final"});
-    cli.parse();
-    use_if = variant == "if";
-    use_final = variant == "final";
-    long long (*const kernel)(long long) = variant == "manual" ? fib : fib_clause;
+  return fib_bench::main_for<kern::rt_omp>(argc, argv, [](kern::rt_omp& rt, const fib_bench::Options& o) {
     cutoff = o.cutoff;
-    omp_set_num_threads(static_cast<int>(cli.threads));
-    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
-      long long r = 0;
-      double secs = 0;
-#pragma omp parallel
-#pragma omp single
-      {
-        double t0 = plait_bench::now();
-        r = kernel(o.n);
-        secs = plait_bench::now() - t0;
-      }
-      rec.time_s = secs;
-      fib_bench::check(rec, o, r, variant == "manual" ? -1 : 0);
-    });
+    use_if = rt.variant() == kern::omp_variant::if_clause;
+    use_final = rt.variant() == kern::omp_variant::final_clause;
+    return rt.manual() ? fib : fib_clause;
   });
 }

@@ -1,7 +1,8 @@
+// fib on Plait: plait::spawn and join in every call above the cut-off.
 #include <plait/plait.hpp>
 
-#include "common/plait_counters.hpp"
-#include "fib.hpp"
+#include "common/rt/plait.hpp"
+#include "fib/fib.hpp"
 
 namespace {
 long long cutoff = 0;
@@ -23,25 +24,8 @@ long long fib_all(long long n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return plait_bench::main_guard("fib", argc, argv, [](plait_bench::Cli& cli) {
-    fib_bench::Options o;
-    fib_bench::add_options(cli, o);
-    cli.parse();
+  return fib_bench::main_for<kern::rt_plait>(argc, argv, [](kern::rt_plait&, const fib_bench::Options& o) {
     cutoff = o.cutoff;
-    plait::pool pool(plait::pool_options{.num_workers = static_cast<unsigned>(cli.threads)});
-    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
-      pool.reset_counters();
-      // Timed inside the root task: the hand-over to a worker is not part of the kernel.
-      auto [r, secs] = pool.run([&] {
-        double t0 = plait_bench::now();
-        long long v = o.cutoff == 0 ? fib_all(o.n) : fib(o.n);
-        return std::pair{v, plait_bench::now() - t0};
-      });
-      rec.time_s = secs;
-      fib_bench::check(rec, o, r);
-      const plait::worker_counters c = pool.total_counters();
-      plait_bench::put_counters(rec, c);
-      rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
-    });
+    return o.cutoff == 0 ? fib_all : fib;
   });
 }

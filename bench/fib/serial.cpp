@@ -1,4 +1,5 @@
-#include "fib.hpp"
+#include "common/rt/serial.hpp"
+#include "fib/fib.hpp"
 
 namespace {
 long long cutoff = 0;
@@ -18,17 +19,9 @@ long long fib(long long n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return plait_bench::main_guard("fib", argc, argv, [](plait_bench::Cli& cli) {
-    fib_bench::Options o;
-    fib_bench::add_options(cli, o);
-    cli.parse();
+  return fib_bench::main_for<kern::rt_serial>(argc, argv, [](kern::rt_serial&, const fib_bench::Options& o) {
     cutoff = o.cutoff;
-    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
-      double t0 = plait_bench::now();
-      // cut-off 0 elides fib_all (a task per call), whose elision is serial_fib itself
-      long long r = o.cutoff == 0 ? fib_bench::serial_fib(o.n) : fib(o.n);
-      rec.time_s = plait_bench::now() - t0;
-      fib_bench::check(rec, o, r);
-    });
+    // cut-off 0 elides fib_all (a task per call), whose elision is serial_fib itself
+    return o.cutoff == 0 ? fib_bench::serial_fib : fib;
   });
 }

@@ -1,8 +1,8 @@
-#include <tbb/global_control.h>
-#include <tbb/task_arena.h>
+// fib on oneTBB: a tbb::task_group with one task in every call above the cut-off.
 #include <tbb/task_group.h>
 
-#include "fib.hpp"
+#include "common/rt/tbb.hpp"
+#include "fib/fib.hpp"
 
 namespace {
 long long cutoff = 0;
@@ -19,23 +19,8 @@ long long fib(long long n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return plait_bench::main_guard("fib", argc, argv, [](plait_bench::Cli& cli) {
-    fib_bench::Options o;
-    fib_bench::add_options(cli, o);
-    cli.parse();
+  return fib_bench::main_for<kern::rt_tbb>(argc, argv, [](kern::rt_tbb&, const fib_bench::Options& o) {
     cutoff = o.cutoff;
-    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(cli.threads));
-    tbb::task_arena arena(static_cast<int>(cli.threads));
-    plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
-      long long r = 0;
-      double secs = 0;
-      arena.execute([&] {
-        double t0 = plait_bench::now();
-        r = fib(o.n);
-        secs = plait_bench::now() - t0;
-      });
-      rec.time_s = secs;
-      fib_bench::check(rec, o, r);
-    });
+    return fib;
   });
 }

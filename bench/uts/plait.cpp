@@ -6,14 +6,13 @@
 //          figure's and the joins are LIFO.
 //   group  one plait::task_group per node: run() per child that has children, then wait().
 // Moved tasks are the pool's `steals` counter (tasks that ran on another worker than the one
-// that spawned them).
+// that spawned them), read by the adapter.
 #include <plait/plait.hpp>
 
-#include <stdexcept>
+#include <string>
 
-#include "common/driver.hpp"
-#include "common/plait_counters.hpp"
-#include "uts/common.hpp"
+#include "common/rt/plait.hpp"
+#include "uts/uts.hpp"
 
 namespace {
 
@@ -69,39 +68,20 @@ uts::Counts search_group(const uts::Node& parent) {
   return sub;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  plait_bench::ensure_stack(argc, argv, uts::main_stack_bytes, uts::omp_stacksize);
-  return plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
-    std::string variant = "spawn";
+struct search : uts::walker_base {
+  std::string variant = "spawn";
+  void add_options(plait_bench::Cli& cli) {
     cli.add_string("variant", &variant,
                    "spawn: one spawn per child with children (seed Fig. 1); group: task_group per node",
                    {"spawn", "group"});
-    const uts::Config cfg = uts::configure(cli, argc, argv);
-    const uts::Tree t(cfg.params);
+  }
+  uts::Counts operator()(kern::rt_plait&, const uts::Tree& t, const uts::Node& root) const {
     tree = &t;
-    plait::pool_options opts;
-    opts.num_workers = static_cast<unsigned>(cli.threads);
-    // stack_size 0: PLAIT_STACK_SIZE or 1 GiB per worker, enough for T3L (17,844 levels). A
-    // malformed PLAIT_* variable is a std::invalid_argument, which main_guard maps to exit 2.
-    plait::pool pool(opts);
-    const bool group = variant == "group";
-    plait_bench::Runner run(cli);
-    run.repeat([&](plait_bench::Record& rec) {
-      pool.reset_counters();
-      const double t0 = plait_bench::now();
-      const uts::Counts c = pool.run([&] {
-        const uts::Node root = t.root();
-        if (root.nkids == 0) return uts::lone_root();
-        return group ? search_group(root) : search_spawn(root);
-      });
-      rec.time_s = plait_bench::now() - t0;
-      const plait::worker_counters k = pool.total_counters();
-      uts::verify(rec, cfg, c);
-      uts::report(rec, cfg, c, k.steals, cli.threads);
-      rec.stat("variant", variant);
-      plait_bench::put_counters(rec, k);  // (moved_tasks: uts::report, from k.steals)
-    });
-  });
-}
+    return variant == "group" ? search_group(root) : search_spawn(root);
+  }
+  void stats(plait_bench::Record& rec) const { rec.stat("variant", variant); }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return uts::main_for<kern::rt_plait>(argc, argv, search{}); }

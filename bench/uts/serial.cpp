@@ -1,7 +1,7 @@
 // UTS, serial: plain depth-first recursion, the baseline for parallel efficiency.
 // One small frame per level (the child being generated); counts accumulate in one struct.
-#include "common/driver.hpp"
-#include "uts/common.hpp"
+#include "common/rt/serial.hpp"
+#include "uts/uts.hpp"
 
 namespace {
 
@@ -21,28 +21,14 @@ void walk(const uts::Tree& tree, const uts::Node& parent, uts::Counts& c) {
   }
 }
 
-uts::Counts search(const uts::Tree& tree) {
-  const uts::Node root = tree.root();
-  if (root.nkids == 0) return uts::lone_root();
-  uts::Counts c{1, 0, 0, 0};
-  walk(tree, root, c);
-  return c;
-}
+struct search : uts::walker_base {
+  uts::Counts operator()(kern::rt_serial&, const uts::Tree& tree, const uts::Node& root) const {
+    uts::Counts c{1, 0, 0, 0};
+    walk(tree, root, c);
+    return c;
+  }
+};
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  plait_bench::ensure_stack(argc, argv, uts::main_stack_bytes, uts::omp_stacksize);
-  return plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
-    const uts::Config cfg = uts::configure(cli, argc, argv);
-    const uts::Tree tree(cfg.params);
-    plait_bench::Runner run(cli);
-    run.repeat([&](plait_bench::Record& rec) {
-      const double t0 = plait_bench::now();
-      const uts::Counts c = search(tree);
-      rec.time_s = plait_bench::now() - t0;
-      uts::verify(rec, cfg, c);
-      uts::report(rec, cfg, c, 0, 1);
-    });
-  });
-}
+int main(int argc, char** argv) { return uts::main_for<kern::rt_serial>(argc, argv, search{}); }

@@ -1,5 +1,6 @@
 // Runtime adapters shared by the BOTS-style kernels (nqueens, fft, sort, sparselu, strassen,
-// health, floorplan, alignment) and the steal-cost microbenchmark.
+// health, floorplan, alignment), fib, uts, dataflow, amr and the steal-cost microbenchmark. (The
+// loop study's mandel and flatloop have executors of their own, bench/mandel/loops_*.hpp.)
 //
 // Each kernel writes its parallel algorithm once, as a template over one of these adapters:
 //   rt_serial (serial.hpp)  every "task" is a plain call (the serial elision)
@@ -19,7 +20,27 @@
 //                                     only matter for the OpenMP if/final variants (if(!undeferred),
 //                                     final(final_)); other runtimes ignore them.
 //   rt.invoke(f, g)                   f and g in parallel (fork two, join both)
-//   rt.reset_stats(); rt.stats(rec);  task / steal counters of one repetition into the JSON record
+//   rt.reset_stats(); rt.stats(rec);  task / steal counters of one repetition into the JSON record: the
+//                                     runtime's own counters (counters(), below), `tasks` and `moved_tasks`
+//
+// Kernels whose tasks are the runtime's own constructs rather than group/invoke (fib, uts, dataflow,
+// amr: their task code is written per runtime, in <runtime>.cpp) still take the pool, the root task,
+// the timing and the counters from the adapter, through these:
+//   rt.set_worker_stack(bytes)        before start(): the worker threads' stack size, where the runtime
+//                                     takes it from the program (tbb: global_control::thread_stack_size).
+//                                     Plait sizes its worker stacks itself (pool_options::stack_size:
+//                                     PLAIT_STACK_SIZE or 1 GiB reserved), OpenMP reads OMP_STACKSIZE when
+//                                     it starts (plait_bench::ensure_stack sets it), serial has no workers
+//   rt.counters(rec)                  the counters the runtime keeps by itself, whatever created the tasks:
+//                                     plait every worker counter and idle_ms (put_counters), tbb
+//                                     `pinned_threads` when pinning, serial and omp none
+//   rt.moved_tasks()                  tasks of this repetition that ran on another thread than their
+//                                     creator. Plait counts every task (its `steals`); tbb and omp count
+//                                     the tasks made through group/invoke and those a kernel reports with
+//                                     rt.note_moved(creator) (creator = rt.me() where the task was made;
+//                                     tbb and omp only); serial 0
+//   RT::counts_moved                  true where moved_tasks() covers every task without the kernel's help
+//   timed_root(rt, f), runtime_stats(rt, rec)   below
 #pragma once
 
 #include <cctype>
@@ -60,6 +81,27 @@ inline long long parse_cutoff(const std::string& opt, const std::string& v, long
     throw plait_bench::usage_error("option --" + opt + ": " + v + " is out of range; accepted coarse, fine or " +
                                    std::to_string(lo) + ".." + std::to_string(hi));
   return x;
+}
+
+// Runs f() as the root task and returns the seconds it took, measured inside the root task: the
+// hand-over from the main thread to a worker (and, for OpenMP, the start of the parallel region) is
+// not part of the kernel. With the serial adapter it is a timed plain call.
+template <class RT, class F>
+double timed_root(RT& rt, F&& f) {
+  return rt.root([&f] {
+    const double t0 = plait_bench::now();
+    f();
+    return plait_bench::now() - t0;
+  });
+}
+
+// The statistics of a repetition whose tasks the kernel made with the runtime's own constructs:
+// the runtime's counters, then `moved_tasks` where the runtime counts every task by itself (Plait).
+// The other runtimes know only of tasks made through group/invoke, so they write no moved_tasks.
+template <class RT>
+void runtime_stats(const RT& rt, plait_bench::Record& rec) {
+  rt.counters(rec);
+  if constexpr (RT::counts_moved) rec.stat("moved_tasks", rt.moved_tasks());
 }
 
 // Reads a whole file; throws usage_error (exit 2) when it cannot be opened or is a directory

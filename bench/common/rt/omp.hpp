@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ struct rt_omp {
   static constexpr const char* name = "omp";
   static constexpr bool parallel = true;
   static constexpr bool openmp = true;
+  static constexpr bool counts_moved = false;  // only tasks made through group/invoke or note_moved
 
   // with_variants: register --variant (kernels whose BOTS version has if/final/manual cut-offs).
   explicit rt_omp(plait_bench::Cli& cli, bool with_variants = true) {
@@ -30,6 +32,8 @@ struct rt_omp {
                    {"manual", "if", "final"});
   }
 
+  // OpenMP reads OMP_STACKSIZE when the runtime starts; plait_bench::ensure_stack sets it.
+  void set_worker_stack(std::size_t) {}
   void start(long long threads) {
     threads_ = static_cast<int>(threads);
     var_ = variant_ == "if" ? omp_variant::if_clause
@@ -59,19 +63,27 @@ struct rt_omp {
 
   void reset_stats() { cnt_.assign(cnt_.size(), counter{}); }
   void stats(plait_bench::Record& rec) const {
-    unsigned long long tasks = 0, moved = 0;
-    for (auto& c : cnt_) {
-      tasks += c.tasks;
-      moved += c.moved;
-    }
+    unsigned long long tasks = 0;
+    for (auto& c : cnt_) tasks += c.tasks;
     rec.stat("tasks", tasks);
-    rec.stat("moved_tasks", moved);
+    rec.stat("moved_tasks", moved_tasks());
+  }
+  void counters(plait_bench::Record&) const {}
+  unsigned long long moved_tasks() const {
+    unsigned long long moved = 0;
+    for (auto& c : cnt_) moved += c.moved;
+    return moved;
   }
 
   std::size_t me() const {
     int i = omp_get_thread_num();
     if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
     return static_cast<std::size_t>(i);
+  }
+  // Called first thing in a task that the kernel created itself on thread `creator` (= me() there).
+  void note_moved(std::size_t creator) {
+    std::size_t who = me();
+    if (who != creator) ++cnt_[who].moved;
   }
 
   class group {
@@ -89,8 +101,7 @@ struct rt_omp {
       ++rt->cnt_[creator].tasks;
 #pragma omp task firstprivate(fn, creator, rt) if (defer_) final(final_)
       {
-        std::size_t who = rt->me();
-        if (who != creator) ++rt->cnt_[who].moved;
+        rt->note_moved(creator);
         fn();
       }
     }

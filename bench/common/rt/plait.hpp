@@ -3,6 +3,7 @@
 
 #include <plait/plait.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <utility>
 
@@ -15,9 +16,13 @@ struct rt_plait {
   static constexpr const char* name = "plait";
   static constexpr bool parallel = true;
   static constexpr bool openmp = false;
+  static constexpr bool counts_moved = true;  // steals: every task that ran on another worker
 
   explicit rt_plait(plait_bench::Cli&, bool = true) {}
 
+  // The pool sizes its worker stacks itself: pool_options::stack_size unset = PLAIT_STACK_SIZE or
+  // 1 GiB reserved (enough for UTS's deepest tree).
+  void set_worker_stack(std::size_t) {}
   void start(long long threads) {
     plait::pool_options o{};
     o.num_workers = static_cast<decltype(o.num_workers)>(threads);
@@ -31,12 +36,14 @@ struct rt_plait {
 
   void reset_stats() { base_ = pool_->total_counters(); }
   void stats(plait_bench::Record& rec) const {
-    const plait::worker_counters c = pool_->total_counters() - base_;
+    const plait::worker_counters c = since_reset();
     plait_bench::put_counters(rec, c);  // every counter, and idle_ms
     // the names that rt_omp and rt_tbb also write: tasks created, tasks run by another thread
     rec.stat("tasks", static_cast<unsigned long long>(c.spawns));
     rec.stat("moved_tasks", static_cast<unsigned long long>(c.steals));
   }
+  void counters(plait_bench::Record& rec) const { plait_bench::put_counters(rec, since_reset()); }
+  unsigned long long moved_tasks() const { return since_reset().steals; }
 
   class group {
    public:
@@ -57,6 +64,11 @@ struct rt_plait {
   }
 
  private:
+  // The pool's totals minus those at reset_stats(). Taking a difference rather than zeroing the
+  // workers' counters (pool::reset_counters) leaves them to their owners, which update them with a
+  // plain load and store: a reset from this thread could be overwritten by a worker's update.
+  plait::worker_counters since_reset() const { return pool_->total_counters() - base_; }
+
   std::unique_ptr<plait::pool> pool_;
   plait::worker_counters base_{};
 };

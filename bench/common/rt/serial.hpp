@@ -1,6 +1,7 @@
 // Serial adapter: the serial elision of the task-parallel kernels (see rt/common.hpp).
 #pragma once
 
+#include <cstddef>
 #include <utility>
 
 #include "common/rt/common.hpp"
@@ -11,8 +12,10 @@ struct rt_serial {
   static constexpr const char* name = "serial";
   static constexpr bool parallel = false;
   static constexpr bool openmp = false;
+  static constexpr bool counts_moved = false;
 
   explicit rt_serial(plait_bench::Cli&, bool = true) {}
+  void set_worker_stack(std::size_t) {}
   void start(long long) {}
   template <class F>
   decltype(auto) root(F&& f) {
@@ -21,6 +24,8 @@ struct rt_serial {
   bool manual() const { return true; }
   void reset_stats() {}
   void stats(plait_bench::Record&) const {}
+  void counters(plait_bench::Record&) const {}
+  unsigned long long moved_tasks() const { return 0; }
 
   class group {
    public:

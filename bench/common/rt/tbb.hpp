@@ -34,11 +34,16 @@ struct rt_tbb {
   static constexpr const char* name = "tbb";
   static constexpr bool parallel = true;
   static constexpr bool openmp = false;
+  static constexpr bool counts_moved = false;  // only tasks made through group/invoke or note_moved
 
   explicit rt_tbb(plait_bench::Cli&, bool = true) {}
 
+  // Before start(): every thread of the process that TBB creates gets a stack of `bytes`.
+  void set_worker_stack(std::size_t bytes) { stack_bytes_ = bytes; }
   void start(long long threads) {
     const auto t = static_cast<std::size_t>(threads);
+    if (stack_bytes_)
+      stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size, stack_bytes_);
     gc_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, t);
     arena_ = std::make_unique<tbb::task_arena>(static_cast<int>(threads));
     arena_->initialize();
@@ -56,15 +61,20 @@ struct rt_tbb {
 
   void reset_stats() { cnt_.assign(cnt_.size(), counter{}); }
   void stats(plait_bench::Record& rec) const {
-    unsigned long long tasks = 0, moved = 0;
-    for (auto& c : cnt_) {
-      tasks += c.tasks;
-      moved += c.moved;
-    }
+    unsigned long long tasks = 0;
+    for (auto& c : cnt_) tasks += c.tasks;
     rec.stat("tasks", tasks);
-    rec.stat("moved_tasks", moved);
+    rec.stat("moved_tasks", moved_tasks());
+    counters(rec);
+  }
+  void counters(plait_bench::Record& rec) const {
     // threads bound so far (each once, when it first entered the arena); absent when not pinning
     if (pin_) rec.stat("pinned_threads", pin_->pinned.load(std::memory_order_relaxed));
+  }
+  unsigned long long moved_tasks() const {
+    unsigned long long moved = 0;
+    for (auto& c : cnt_) moved += c.moved;
+    return moved;
   }
 
   // Index of the calling thread in the arena, clamped into the counter table.
@@ -73,6 +83,8 @@ struct rt_tbb {
     if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
     return static_cast<std::size_t>(i);
   }
+  // Called first thing in a task created on thread `creator` (= me() there): by group and invoke,
+  // and by kernels that create tasks with tbb::task_group themselves.
   void note_moved(std::size_t creator) {
     std::size_t who = me();
     if (who != creator) ++cnt_[who].moved;
@@ -175,6 +187,8 @@ struct rt_tbb {
     std::vector<int> cpus_;
   };
 
+  std::size_t stack_bytes_ = 0;  // 0: TBB's default
+  std::unique_ptr<tbb::global_control> stack_;
   std::unique_ptr<tbb::global_control> gc_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unique_ptr<pinner> pin_;  // after arena_: stops observing before the arena goes
