@@ -36,12 +36,15 @@ def spawns(n: int) -> int:
     return fib_number(n + 1) - 1
 
 
-def instructions(binary: str, n: int) -> int:
+def instructions(binary: str, n: int, function: str) -> int:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
-        # Only instructions inside the fib functions (and what they call: the runtime's slow paths)
-        # are counted; the workers' idle spinning outside them varies from run to run.
-        cp = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--toggle-collect=*fib*",
+        # Only instructions inside the recursion (and what it calls: the runtime's slow paths) are
+        # counted; the workers' idle spinning outside it varies from run to run. The pattern must
+        # match the recursion alone: callgrind toggles collection at every matching function, so an
+        # enclosing match (fib_bench::main_for) would switch it off again inside.
+        cp = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                             f"--toggle-collect={function}",
                              binary, "--n", str(n),
                              "--threads", "1", "--reps", "1", "--warmup", "0", "--quiet"],
                             capture_output=True, text=True)
@@ -60,6 +63,10 @@ def main() -> int:
     ap.add_argument("--runtime", default="plait", help="fib-RUNTIME is measured (default plait)")
     ap.add_argument("--n1", type=int, default=22)
     ap.add_argument("--n2", type=int, default=25)
+    ap.add_argument("--function", default="*::fib_all(*",
+                    help="callgrind pattern of fib-RUNTIME's recursion with a task per call (default: Plait's)")
+    ap.add_argument("--serial-function", default="*serial_fib*",
+                    help="callgrind pattern of fib-serial's recursion (default: fib_bench::serial_fib)")
     a = ap.parse_args()
     if not (2 <= a.n1 < a.n2 <= 30):
         print(f"spawn_cost: --n1 {a.n1} --n2 {a.n2}: accepted 2 <= n1 < n2 <= 30", file=sys.stderr)
@@ -73,8 +80,11 @@ def main() -> int:
         if not os.access(b, os.X_OK):
             print(f"spawn_cost: {b}: no such executable; build first (make build)", file=sys.stderr)
             return 2
-    p1, p2 = instructions(par, a.n1), instructions(par, a.n2)
-    s1, s2 = instructions(ser, a.n1), instructions(ser, a.n2)
+    p1, p2 = instructions(par, a.n1, a.function), instructions(par, a.n2, a.function)
+    s1, s2 = instructions(ser, a.n1, a.serial_function), instructions(ser, a.n2, a.serial_function)
+    if min(p1, p2, s1, s2) == 0:
+        print("spawn_cost: a pattern matched no executed function (see --function, --serial-function)", file=sys.stderr)
+        return 2
     extra = spawns(a.n2) - spawns(a.n1)
     print(f"fib-{a.runtime}: {p1:,} instructions at n={a.n1}, {p2:,} at n={a.n2}")
     print(f"fib-serial: {s1:,} instructions at n={a.n1}, {s2:,} at n={a.n2}")

@@ -207,14 +207,9 @@ PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
 // Tracing (src/trace.cpp): closes the task whose begin pop_slow recorded (pop_result::traced).
 PLAIT_COLD void trace_task_end(Worker* w) noexcept;
 
-// Owner: push a slot. Returns false when the slot could not be pushed: the deque is full (the
-// caller then runs the task itself at once: a full deque degrades to serial execution, never
-// aborts) or the thread is no worker (w == &no_worker; the caller throws).
-PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noexcept {
-  std::uint32_t h = w->head;
-  std::uintptr_t tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
-  // relaxed: a request is a hint; reading it late only delays publication by one spawn.
-  if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged) != no_slot;
+// The push fast path's writes, for a private slot h == head below push_limit: the slot, the new
+// head, the counter. Shared by push() and spawn_handle's constructor.
+PLAIT_INLINE void write_private(Worker* w, std::uint32_t h, exec_fn exec, std::uintptr_t tagged) noexcept {
   Slot& s = w->odq[h];
   PLAIT_ASSERT(s.thief.load(std::memory_order_relaxed) == 0);  // invariant 5: free slots hold no mark
   // Plain stores: the slot is private (h >= split); it becomes visible to thieves only through
@@ -223,6 +218,17 @@ PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noex
   s.tagged = tagged;
   w->head = h + 1;
   PLAIT_COUNT(w, spawns, 1);
+}
+
+// Owner: push a slot. Returns false when the slot could not be pushed: the deque is full (the
+// caller then runs the task itself at once: a full deque degrades to serial execution, never
+// aborts) or the thread is no worker (w == &no_worker; the caller throws).
+PLAIT_INLINE bool push(Worker* w, exec_fn exec, void* data, slot_kind kind) noexcept {
+  std::uint32_t h = w->head;
+  std::uintptr_t tagged = reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(kind);
+  // relaxed: a request is a hint; reading it late only delays publication by one spawn.
+  if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) return push_slow(w, exec, tagged) != no_slot;
+  write_private(w, h, exec, tagged);
   return true;
 }
 
