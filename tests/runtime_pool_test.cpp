@@ -66,10 +66,13 @@ TEST_P(Pools, IdlePoolUsesAlmostNoCpu) {
 
 // The sleep protocol under random pauses: before each root the test pauses 0-3 ms, so the workers
 // are caught spinning, yielding (idle < 1 ms) or asleep. Each root adds a child B and then a child
-// A that waits until B has started; with two or more workers only another worker can start B while
-// A holds this one, so a publish that failed to wake a sleeper shows as A's wait running out (a
-// failed expectation after 10 s, not a hang). With one worker B runs first (the wait pops newest
-// first: A, so A must not wait there) and the test checks the roots alone.
+// A that keeps spawning and joining tiny tasks until B has started. A idle worker has asked A's
+// worker for work (a sleeper asks before it sleeps), so one of A's spawns publishes B, and that
+// publish must wake a sleeper to take it: a lost request or a lost wake-up shows as A's wait
+// running out (a failed expectation after 10 s, not a hang). A must keep passing through push and
+// pop: the runtime publishes private work only there, so a task that spins without spawning may
+// keep its queued siblings to itself for as long as it runs, by design. With one worker B runs
+// after A returns, so A does not wait there and the test checks the roots alone.
 TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
   if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
 #if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
@@ -90,11 +93,14 @@ TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
       if (GetParam() > 1) {
         g.run([&] {
           auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (!b_started.load(std::memory_order_acquire))
+          while (!b_started.load(std::memory_order_acquire)) {
             if (std::chrono::steady_clock::now() > until) {
               a_timed_out = true;
               break;
             }
+            auto h = plait::spawn([] { return 1; });
+            (void)h.join();
+          }
         });
       }
       g.wait();
@@ -104,7 +110,7 @@ TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
     EXPECT_TRUE(b_started.load());
     if (a_timed_out) ++timeouts;
   }
-  EXPECT_EQ(timeouts, 0) << "a published task waited 10 s for a sleeping worker to wake up";
+  EXPECT_EQ(timeouts, 0) << "a queued task waited 10 s for an idle worker while its owner kept spawning";
 }
 
 TEST_P(Pools, CountersAreReadableAndResettable) {
