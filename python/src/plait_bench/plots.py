@@ -3,6 +3,8 @@ plain log axes and the red crosses of failed runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -60,3 +62,15 @@ def failed_marks(ax, xs, counts, y, label_done: list, series: str = "") -> None:
         label_done[1] += 1
     else:
         label_done.append(1)
+
+
+def save_captioned(fig, path: Path, note: str, *, top: float = 1.0, dpi: int = 120) -> Path:
+    """Writes `fig` to `path` with `note` (what the figure is made of) in small type at its foot,
+    laid out above that line, and closes it. Returns `path`."""
+    import matplotlib.pyplot as plt
+
+    fig.text(0.01, 0.005, note, fontsize=6)
+    fig.tight_layout(rect=(0, 0.03, 1, top))
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

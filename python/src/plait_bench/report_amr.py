@@ -20,6 +20,7 @@ from .amr import (AMR_KERNELS, Bar, bars, case_key, case_label, line_key, serial
                   variant_key)
 from .analysis import Dataset, Summary
 from .markdown import md_table
+from .plots import save_captioned
 from .runner import FAILED_STATUSES
 
 VARIANT_COLORS = {"loop": "#4c72b0", "loop-dyn": "#8fb3e0", "task-1": "#dd8452", "task-2": "#c44e52"}
@@ -108,11 +109,7 @@ def amr_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[Pa
         n_fail = sum(1 for r in runs_here if r.status in FAILED_STATUSES)
         n_ok = sum(1 for r in runs_here if r.ok)
         fig.suptitle(f"amr (miniAMR proxy): variants normalised to loop, P = {P}", fontsize=10)
-        fig.text(0.01, 0.005, caption(n_ok, n_fail), fontsize=6)
-        fig.tight_layout(rect=(0, 0.03, 1, 0.97))
-        p = out_dir / f"amr_fig2_p{P}.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
+        p = save_captioned(fig, out_dir / f"amr_fig2_p{P}.png", caption(n_ok, n_fail), top=0.97, dpi=110)
         files.append(p)
 
         md.append(f"\n### P = {P}\n")

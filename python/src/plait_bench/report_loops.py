@@ -20,7 +20,7 @@ from .analysis import Dataset, Summary
 from .loops import (ADAPTIVE_TARGET, BREAK_EVEN_TOL, FLAT_EFF_TARGET, FLAT_VS_LIBOMP_TARGET, LOOP_KERNELS,
                     adaptive_vs_tuned, break_even, cv, flatloop_rows, lines)
 from .markdown import md_table
-from .plots import plain_log, series_style
+from .plots import plain_log, save_captioned, series_style
 
 # colour = runtime (plots.series_style), marker = variant, line style = Plait steal policy
 VARIANT_MARKERS = {"puretask-single": "o", "puretask-parallel": "s", "taskloop-linear": "^",
@@ -98,11 +98,7 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                 ax.set_ylabel("time (s)")
                 ax.set_title(f"{kernel} {_base_str(base)}: time vs grain, P={P}")
                 ax.legend(fontsize=6, ncol=2)
-                fig.text(0.01, 0.005, caption(len(runs_here), n_fail), fontsize=6)
-                fig.tight_layout(rect=(0, 0.03, 1, 1))
-                p = out_dir / f"loops_bathtub_{tag}.png"
-                fig.savefig(p, dpi=120)
-                plt.close(fig)
+                p = save_captioned(fig, out_dir / f"loops_bathtub_{tag}.png", caption(len(runs_here), n_fail))
                 files.append(p)
                 md.append(f"\n![bathtub](./{p.name})\n")
 
@@ -152,11 +148,8 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                     ax.set_ylabel("time (s)")
                     ax.set_title(f"{kernel}: run-to-run spread at the smallest grain, P={P}")
                     plt.setp(ax.get_xticklabels(), rotation=70, ha="right", fontsize=6)
-                    fig.text(0.01, 0.005, caption(sum(len(b) for b in box), 0), fontsize=6)
-                    fig.tight_layout(rect=(0, 0.03, 1, 1))
-                    p = out_dir / f"loops_variance_{tag}.png"
-                    fig.savefig(p, dpi=120)
-                    plt.close(fig)
+                    p = save_captioned(fig, out_dir / f"loops_variance_{tag}.png",
+                                       caption(sum(len(b) for b in box), 0))
                     files.append(p)
                     md.append(f"\n![variance](./{p.name})\n")
                 if cvrows:
@@ -195,13 +188,11 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                     ax.set_ylabel("affinity (consecutive chunks back to back on one worker)")
                     ax.set_title(f"{kernel}: task affinity, P={P}")
                     ax.legend(fontsize=6, ncol=2)
-                    fig.text(0.01, 0.005, caption(len(runs_here), n_fail), fontsize=6)
-                    fig.tight_layout(rect=(0, 0.03, 1, 1))
-                    p = out_dir / f"loops_affinity_{tag}.png"
-                    fig.savefig(p, dpi=120)
+                    p = save_captioned(fig, out_dir / f"loops_affinity_{tag}.png", caption(len(runs_here), n_fail))
                     files.append(p)
                     md.append(f"\n![affinity](./{p.name})\n")
-                plt.close(fig)
+                else:
+                    plt.close(fig)
 
     fl = flatloop_rows(ds)
     if fl:
