@@ -164,8 +164,8 @@ pool_options pool_options::from_env(pool_options o) {
     throw std::invalid_argument("plait: stack_size " + std::to_string(o.stack_size) + " is below the minimum 65536");
   }
   if (o.deque_capacity == 0) o.deque_capacity = std::size_t{1} << 21;
-  // Stress mode is a process-wide switch that stress.cpp reads once at start-up, where nothing can
-  // be reported; a malformed value is refused here, so that no pool runs with it.
+  // Stress mode is a process-wide switch that stress.cpp reads once, when the first pool is made;
+  // a malformed value is refused here first, so that no pool runs with it.
   if (const char* v = std::getenv("PLAIT_STRESS")) {
     std::string s = v;
     if (!s.empty() && s != "0" && s != "1") bad("PLAIT_STRESS", s, "0 (off), 1 (on), empty (off)");

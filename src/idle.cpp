@@ -25,7 +25,7 @@
 // already saw the published work. So no wake-up is lost. Work that is private to a busy owner is
 // invisible to the check; for that the sleeper first sets the steal-request bit on every worker,
 // so each busy owner publishes (and so wakes a sleeper) at its next spawn or join.
-#include "pool_impl.hpp"
+#include "hooks.hpp"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -57,7 +57,7 @@ static bool work_visible(Pool* p) noexcept {
   if (p->inj_count.load(std::memory_order_relaxed) != 0) return true;
   if (p->shutdown.load(std::memory_order_relaxed)) return true;
   for (unsigned i = 0; i < p->n; ++i) {
-    std::uint64_t v = p->workers[i].ts.load(std::memory_order_relaxed);
+    std::uint64_t v = p->workers[i].dq.ts.load(std::memory_order_relaxed);
     if (ts_tail(v) < ts_split(v)) return true;
   }
   return false;
@@ -68,18 +68,17 @@ static void sleep_once(Worker* w) noexcept {
   // Ask every busy owner to publish: its publish will wake us (see the essay).
   for (unsigned i = 0; i < p->n; ++i) {
     Worker* o = &p->workers[i];
-    if (o != w) request_work(o);
+    if (o != w) o->dq.request();
   }
   // acquire: nothing is read through it; it only has to be read before we announce ourselves.
   std::uint32_t ev = p->events.load(std::memory_order_acquire);
   p->sleepers.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: sleepers++ before the checks
-  stress_point();
+  at_point(protocol_point::sleep_check);
   if (!work_visible(p)) {
-    PLAIT_COUNT(w, sleeps, 1);
-    if (tracing(w)) trace_event(w, trace::ev::sleep, 0, 0, 0);
+    hook::sleeping(w);
     futex_wait(&p->events, ev);
-    if (tracing(w)) trace_event(w, trace::ev::wake, 0, 0, 0);
+    hook::woken(w);
   }
   p->sleepers.fetch_sub(1, std::memory_order_relaxed);
 }

@@ -62,7 +62,7 @@ class Pool {
   std::vector<std::string> trace_labels;   // [0] == ""
   std::vector<const char*> trace_label_keys;
 
-  // Chunked stealing (steal_amount in deque.cpp): the policy and, for steal_policy::chunk, k.
+  // Chunked stealing (claim_rule in detail/split_deque.hpp, filled in by steal_one): the policy and, for steal_policy::chunk, k.
   steal_policy steal = steal_policy::one;
   std::uint32_t steal_k = 1;
 
@@ -79,12 +79,11 @@ class Pool {
 // task_alloc.cpp: returns every slab of the pool's depots to the system (the workers are gone).
 void alloc_release(Pool* p) noexcept;
 
-// deque.cpp
+// steal.cpp
 // Steals from `victim` as many tasks as the pool's steal policy says (one by default) and runs them.
 steal_result steal_one(Worker* self, Worker* victim) noexcept;
 void top_up_for_wait(Worker* w, std::uint32_t floor) noexcept;
 void supply_thieves(Worker* w) noexcept;
-void request_work(Worker* victim) noexcept;
 void run_stolen(Worker* w, exec_fn exec, void* data) noexcept;
 void run_chunk(Worker* self, Worker* victim, std::uint32_t tail, std::uint32_t k) noexcept;
 void drain_detached(Worker* w) noexcept;
@@ -143,12 +142,8 @@ PLAIT_INLINE void end_idle(Worker* w) noexcept {
   if (PLAIT_UNLIKELY(w->idle_from_ns != 0)) end_idle_slow(w);
 }
 
-// stress.cpp: PLAIT_STRESS=1 injects random yields at protocol points.
-extern bool g_stress;
-void stress_yield() noexcept;
-PLAIT_INLINE void stress_point() noexcept {
-  if (PLAIT_UNLIKELY(g_stress)) stress_yield();
-}
+// stress.cpp: PLAIT_STRESS=1 installs a random yield as the protocol-point hook (at_point).
+void stress_init() noexcept;
 
 // A CPU-friendly wait: `limit` calls of one `pause` each (the waiter re-checks its condition
 // after every one, so it reacts within ~100 cycles), then sched_yield on every call so that, with

@@ -17,6 +17,7 @@ namespace plait::detail {
 
 
 Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
+  stress_init();
   n = opts.num_workers;
   {
     cpu_set_t mask;
@@ -40,13 +41,11 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     // Reserved, not committed: pages are touched only as deep as the recursion goes.
     void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) {
-      for (unsigned j = 0; j < i; ++j) munmap(workers[j].dq, bytes);
+      for (unsigned j = 0; j < i; ++j) munmap(workers[j].dq.slots, bytes);
       delete[] workers;
       throw std::runtime_error(std::string("plait: cannot reserve deque memory: ") + std::strerror(errno));
     }
-    w.dq = static_cast<Slot*>(mem);
-    w.odq = w.dq;
-    w.capacity = static_cast<std::uint32_t>(cap);
+    w.dq.init(static_cast<Slot*>(mem), static_cast<std::uint32_t>(cap));
     w.throttle = static_cast<std::uint32_t>(std::min<std::size_t>(opts.group_throttle, ~0u));
     w.index = i;
     w.pool = this;
@@ -101,7 +100,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
       for (unsigned j = 0; j < i; ++j) pthread_join(threads[j], nullptr);
       for (unsigned j = 0; j < n; ++j) delete workers[j].trace;
       alloc_release(this);
-      for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq, bytes);
+      for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq.slots, bytes);
       delete[] workers;
       throw std::runtime_error("plait: cannot start worker thread " + std::to_string(i) + " (stack " +
                                std::to_string(opts.stack_size) + " bytes): " + std::strerror(rc));
@@ -116,8 +115,8 @@ Pool::~Pool() {
   for (pthread_t t : threads) pthread_join(t, nullptr);
   trace_finish(this);
   alloc_release(this);
-  std::size_t bytes = std::size_t{workers[0].capacity} * sizeof(Slot);
-  for (unsigned i = 0; i < n; ++i) munmap(workers[i].dq, bytes);
+  std::size_t bytes = std::size_t{workers[0].dq.capacity} * sizeof(Slot);
+  for (unsigned i = 0; i < n; ++i) munmap(workers[i].dq.slots, bytes);
   delete[] workers;
 }
 

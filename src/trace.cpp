@@ -59,8 +59,9 @@ void trace_init(Pool* p) {
     b->ev.reserve(std::size_t{1} << 16);
     p->workers[i].trace = b;
     // Both limits at their "go slow" values for the pool's whole life (settle keeps them there).
-    p->workers[i].push_limit.store(0, std::memory_order_relaxed);
-    p->workers[i].pop_limit.store(pop_limit_requested, std::memory_order_relaxed);
+    p->workers[i].dq.go_slow = true;
+    p->workers[i].dq.push_limit.store(0, std::memory_order_relaxed);
+    p->workers[i].dq.pop_limit.store(pop_limit_requested, std::memory_order_relaxed);
   }
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);

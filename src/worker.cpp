@@ -1,7 +1,7 @@
 // A worker's life: look for work (root tasks handed in by pool::run, then other workers' shared
 // slots), run it, and go idle when there is none. Also the two ways a worker waits inside a task:
 // joining a stolen spawn (leapfrogging) and task_group::wait (helping).
-#include "pool_impl.hpp"
+#include "hooks.hpp"
 
 #include <plait/spawn.hpp>
 #include <plait/task_group.hpp>
@@ -17,7 +17,7 @@ void Backoff::pause() noexcept {
   } else {
     sched_yield();
   }
-  stress_point();
+  at_point(protocol_point::wait_pause);
 }
 
 static unsigned next_random(Worker* w) noexcept {
@@ -87,10 +87,7 @@ void* worker_main(void* arg) {
       continue;
     }
     // The clock is read only on the transitions between busy and idle, never per task.
-    if (w->idle_from_ns == 0) {
-      w->idle_from_ns = now_ns();
-      if (tracing(w)) trace_event(w, trace::ev::idle_begin, 0, 0, 0);
-    }
+    hook::idle_begin(w);
     // acquire: pairs with the release store in ~Pool; nothing else to read, but harmless.
     if (p->shutdown.load(std::memory_order_acquire)) break;
     idle_step(w, idle);
@@ -110,14 +107,14 @@ static void serve_waiting(Worker* w) noexcept {
   // relaxed: a hint, as on the push path; settle does the synchronising exchange. Only when there
   // is something private to publish: otherwise the request stays pending for our next push or pop
   // (settle would re-arm it on every call, writing the line the thieves poll).
-  if (PLAIT_UNLIKELY(w->req.load(std::memory_order_relaxed) != 0) && w->head > w->split) serve_request(w);
+  if (PLAIT_UNLIKELY(w->dq.req.load(std::memory_order_relaxed) != 0) && w->dq.head > w->dq.split) serve_request(w);
 }
 
 void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
   PLAIT_COUNT(w, joins_stolen, 1);
-  // pop_slow waited for the thief's mark and left it in last_thief; copy it before any task we
+  // take_back waited for the thief's mark and left it in dq.last_thief; copy it before any task we
   // run below pops another stolen slot.
-  Worker* thief = &w->pool->workers[w->last_thief - 1];
+  Worker* thief = &w->pool->workers[w->dq.last_thief - 1];
   Backoff b(w->pool->spin_limit);
   // acquire: pairs with exec_stolen's release store of the outcome.
   while (done->load(std::memory_order_acquire) == outcome_pending) {
@@ -153,19 +150,19 @@ PLAIT_NOINLINE static bool run_timed(Worker* w, exec_fn fn, void* data, pop_resu
 // never waits for a child we hold privately while we run a long one. Returns when a child runs
 // short (the fine loop takes over again) or the group's slots are done.
 PLAIT_COLD static void run_coarse_children(Worker* w, std::uint32_t floor) noexcept {
-  while (w->head > floor) {
-    Slot& s = w->odq[w->head - 1];
+  while (w->dq.head > floor) {
+    Slot& s = w->dq.own[w->dq.head - 1];
     if (s.kind() != slot_kind::detached) return;
     exec_fn fn = s.exec;
     void* data = s.data();
-    w->take_one = true;
+    w->dq.take_one = true;
     pop_result r = pop(w);
-    w->take_one = false;  // the child's own pops take back halves again
+    w->dq.take_one = false;  // the child's own pops take back halves again
     if (r == pop_result::stolen) {
       flush_deferred(w);
       continue;
     }
-    if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
+    if (w->dq.head > floor) __builtin_prefetch(w->dq.own[w->dq.head - 1].data());
     supply_thieves(w);
     if (!run_timed(w, fn, data, r)) return;
   }
@@ -174,7 +171,7 @@ PLAIT_COLD static void run_coarse_children(Worker* w, std::uint32_t floor) noexc
 // Runs the detached child in slot i in place (group_wait, step 1b): the slot keeps a tombstone,
 // so that the indices of the slots around it, the spawn handles above among them, do not move.
 PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
-  Slot& s = w->odq[i];
+  Slot& s = w->dq.own[i];
   const exec_fn fn = s.exec;
   void* const data = s.data();
   const std::uint64_t id = s.trace_id;
@@ -220,20 +217,20 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
   //    leave the deque with the next join (uncover) or drain that passes them. `scan` only moves
   //    down: the slots between it and the newest handle are handles or tombstones, which only the
   //    waiting task (blocked here) could change.
-  if (floor < w->base) floor = w->base;
-  const std::uint32_t split0 = w->split;
+  if (floor < w->dq.base) floor = w->dq.base;
+  const std::uint32_t split0 = w->dq.split;
   top_up_for_wait(w, floor);
-  bool time_next = w->split != split0;
+  bool time_next = w->dq.split != split0;
   bool saved_ok = w->defer_ok;
-  std::uint32_t scan = w->head;
+  std::uint32_t scan = w->dq.head;
   for (;;) {
     w->defer_ok = true;  // siblings popped back to back share one completion RMW (defer_done)
-    while (w->head > floor) {
-      Slot& s = w->odq[w->head - 1];
+    while (w->dq.head > floor) {
+      Slot& s = w->dq.own[w->dq.head - 1];
       if (s.kind() != slot_kind::detached) break;
       exec_fn fn = s.exec;
       void* data = s.data();
-      const std::uint32_t split_before = w->split;
+      const std::uint32_t split_before = w->dq.split;
       pop_result r = pop(w);
       if (r == pop_result::stolen) {
         flush_deferred(w);
@@ -241,9 +238,9 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
       }
       // The next slot's record (written long ago, or on another core) starts loading while this
       // task runs. Only the owner writes slots, so reading one a thief may take is no race.
-      if (w->head > floor) __builtin_prefetch(w->odq[w->head - 1].data());
+      if (w->dq.head > floor) __builtin_prefetch(w->dq.own[w->dq.head - 1].data());
       // The pop served a thief's request (published), or took a shared slot back: time this child.
-      if (PLAIT_UNLIKELY(time_next || w->split != split_before)) {
+      if (PLAIT_UNLIKELY(time_next || w->dq.split != split_before)) {
         time_next = false;
         if (run_timed(w, fn, data, r)) run_coarse_children(w, floor);
         continue;
@@ -254,14 +251,14 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     flush_deferred(w);  // before waiting: our own deferred count would keep `pending` above zero
     w->defer_ok = saved_ok;
     // 1b. The newest slot is a spawn handle (or we reached the floor).
-    if (w->head <= floor) break;
+    if (w->dq.head <= floor) break;
     // acquire: as in step 2 (nothing is read after a 0 here but what step 2 would read).
     if (pending->load(std::memory_order_acquire) == 0) break;
-    if (scan > w->head - 1) scan = w->head - 1;
+    if (scan > w->dq.head - 1) scan = w->dq.head - 1;
     bool found = false;
     while (scan > floor) {
       --scan;
-      const Slot& b = w->odq[scan];
+      const Slot& b = w->dq.own[scan];
       if (b.kind() == slot_kind::detached && b.exec != &tombstone_exec) {
         found = true;
         break;
@@ -302,8 +299,8 @@ namespace plait {
 void task_group::wait() {
   detail::Worker* w = detail::current_worker();
   if (PLAIT_UNLIKELY(!w)) detail::not_a_worker("plait::task_group::wait");
-  detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->base);
-  if (w == creator_) floor_ = w->head;
+  detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->dq.base);
+  if (w == creator_) floor_ = w->dq.head;
   canceled_.store(false, std::memory_order_relaxed);
   // relaxed: error_ was written before the erring child's release decrement, which our acquire
   // load of pending_ == 0 synchronised with.
@@ -321,7 +318,7 @@ task_group::~task_group() {
   if (pending_.load(std::memory_order_acquire) != 0) {
     detail::Worker* w = detail::current_worker();
     if (w) {
-      detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->base);
+      detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->dq.base);
     } else {
       // Not on a worker: nothing can be run from here; children finish on the workers.
       detail::Backoff b(64);

@@ -117,10 +117,10 @@ namespace detail {
 // and the timestamps cost < 1 %, short enough that a thief waits at most one batch for a split.
 inline constexpr std::uint64_t adaptive_batch_ticks = 8192;
 
-// True when a thief asked this worker for work since its last spawn/join (request_work set the
+// True when a thief asked this worker for work since its last spawn/join (SplitDeque::request set the
 // request bit; settle() clears it). It lies on the line of the fast-path limits, which this worker
 // reads anyway. relaxed: a hint, as everywhere else.
-PLAIT_INLINE bool work_requested(const Worker* w) noexcept { return w->req.load(std::memory_order_relaxed) != 0; }
+PLAIT_INLINE bool work_requested(const Worker* w) noexcept { return w->dq.req.load(std::memory_order_relaxed) != 0; }
 
 // What every loop shares: the first exception, and cancellation of chunks not yet started.
 struct loop_errors {
@@ -276,7 +276,7 @@ struct indexed_loop {
     acc.assign(count, cell{identity});
     // relaxed: set before any record is published (the pushes below are the publication).
     pending.store(static_cast<std::int64_t>(count), std::memory_order_relaxed);
-    std::uint32_t floor = w->head;
+    std::uint32_t floor = w->dq.head;
     for (std::size_t j = count; j-- > 1;) {
       if (PLAIT_UNLIKELY(!push(w, &exec, &recs[j], slot_kind::detached))) exec(&recs[j], w);
     }

@@ -64,8 +64,8 @@ class [[nodiscard]] spawn_handle {
     // LIFO (in every build: one compare of head with the head the spawn left). Slot indices never
     // move and only our join pops our slot, so an equal head means our slot is on top; debug
     // builds also check its content, which catches a join by a task other than the spawning one.
-    if (PLAIT_UNLIKELY(w->head != top_)) detail::uncover(w, this);
-    PLAIT_ASSERT(w->odq[w->head - 1].tagged == reinterpret_cast<std::uintptr_t>(this));
+    if (PLAIT_UNLIKELY(w->dq.head != top_)) detail::uncover(w, this);
+    PLAIT_ASSERT(w->dq.own[w->dq.head - 1].tagged == reinterpret_cast<std::uintptr_t>(this));
     detail::pop_result popped = detail::pop(w);
     if (PLAIT_LIKELY(popped == detail::pop_result::local)) {
       // `joined` is stored after the call, so that the compiler, seeing that store right before
@@ -106,9 +106,8 @@ class [[nodiscard]] spawn_handle {
     // worker pointer would live across the slow call and cost a callee-saved register in every
     // spawning function (4 instructions per spawn in fib, callgrind).
     detail::Worker* w = detail::tl_worker;
-    const std::uint32_t h = w->head;
-    // relaxed: a request is a hint; reading it late only delays publication by one spawn.
-    if (PLAIT_UNLIKELY(h >= w->push_limit.load(std::memory_order_relaxed))) {
+    const std::uint32_t h = w->dq.head;
+    if (PLAIT_UNLIKELY(!w->dq.push_fast_ok(h))) {
       push_rare(w);
       return;
     }

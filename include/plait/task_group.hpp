@@ -46,7 +46,7 @@ PLAIT_COLD void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::u
 
 class task_group {
  public:
-  task_group() noexcept : creator_(detail::tl_worker), floor_(detail::tl_worker->head) {}
+  task_group() noexcept : creator_(detail::tl_worker), floor_(detail::tl_worker->dq.head) {}
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
   // Waits for children still running (their closures may refer to the enclosing frame); an
@@ -62,11 +62,11 @@ class task_group {
     // created, lowered if the frame popped below it since). wait() runs only those, never the
     // slots of enclosing frames: running an outer sibling inside an inner wait nests frames
     // without bound (stack depth would grow with the number of tasks, not the tree depth).
-    if (w == creator_ && w->head < floor_) floor_ = w->head;
+    if (w == creator_ && w->dq.head < floor_) floor_ = w->dq.head;
     // The throttle: enough of our own tasks are queued already; run this one now (see
     // pool_options::group_throttle). No record, no push, no count: it is done when run() returns.
     // (head < split when thieves took every shared slot and we popped below them.)
-    if (PLAIT_UNLIKELY(w->head > w->split && w->head - w->split >= w->throttle)) {
+    if (PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
       run_now(w, f);
       return;
     }
@@ -128,7 +128,7 @@ class task_group {
     PLAIT_COUNT(w, inlined, 1);
     // No push or pop comes by while we run children here: answer a thief's request ourselves.
     // relaxed: a hint, as on the push path.
-    if (w->req.load(std::memory_order_relaxed) != 0) detail::serve_request(w);
+    if (w->dq.req.load(std::memory_order_relaxed) != 0) detail::serve_request(w);
     if (canceled_.load(std::memory_order_relaxed)) return;
     try {
       f();
