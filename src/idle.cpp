@@ -1,11 +1,8 @@
-// Idle workers: spin, then yield, then sleep on a futex — and the wake-up that must not be lost.
+// Idle workers' sleep on a futex — and the wake-up that must not be lost.
 //
-// A worker that found nothing for a while goes through three phases:
-//   spin   (Pool::spin_limit rounds of steal attempts, one pause in between: 2048 rounds, or 16
-//          when there are more workers than CPUs) — cheap to leave, reacts within a round;
-//   yield  (steal attempts with sched_yield in between, until 1 ms idle) — gives the core to
-//          runnable workers when there are more workers than cores;
-//   sleep  (futex wait on Pool::events) — no CPU at all until someone publishes work.
+// A worker that found nothing for a while (run_until, src/wait.cpp: spin, then yield until 1 ms
+// idle) sleeps here on Pool::events until someone publishes work. Waiters inside tasks sleep on
+// a latch instead (wait.cpp), and are woken here too when new work appears.
 //
 // The race to close is the classic one: a worker decides to sleep because it saw no work, while
 // an owner publishes work and sees nobody asleep. Both sides are a store followed by a load of
@@ -37,8 +34,6 @@
 
 namespace plait::detail {
 
-static constexpr std::uint64_t yield_until_ns = 1'000'000;  // 1 ms idle, then sleep
-
 std::uint64_t now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -63,7 +58,7 @@ static bool work_visible(Pool* p) noexcept {
   return false;
 }
 
-static void sleep_once(Worker* w) noexcept {
+void sleep_once(Worker* w) noexcept {
   Pool* p = w->pool;
   // Ask every busy owner to publish: its publish will wake us (see the essay).
   for (unsigned i = 0; i < p->n; ++i) {
@@ -83,26 +78,6 @@ static void sleep_once(Worker* w) noexcept {
   p->sleepers.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void idle_step(Worker* w, IdleState& st) noexcept {
-  if (*w->pool->opts.idle == idle_policy::spin) {  // resolved: always set
-    for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
-    return;
-  }
-  // Spin phase: one pause between rounds of steal attempts, so that new work is noticed within
-  // a round. Pool::spin_limit rounds (short when oversubscribed), then the yield phase.
-  if (st.rounds < w->pool->spin_limit) {
-    __builtin_ia32_pause();
-    if (++st.rounds == w->pool->spin_limit) st.since_ns = now_ns();
-    return;
-  }
-  if (now_ns() - st.since_ns < yield_until_ns) {
-    sched_yield();
-    return;
-  }
-  sleep_once(w);
-  st.reset();
-}
-
 void notify_work(Pool* p, Worker* by) noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: publish before reading sleepers
   if (p->sleepers.load(std::memory_order_relaxed) > 0) {
@@ -112,6 +87,9 @@ void notify_work(Pool* p, Worker* by) noexcept {
     futex_wake(&p->events, 1);
     if (by) PLAIT_COUNT(by, wakeups, 1);
   }
+  // A latch waiter asleep may be able to run the new work too (src/wait.cpp: same pairing, with
+  // latch_sleepers). relaxed: ordered by the fence above.
+  if (latch_sleepers.load(std::memory_order_relaxed) > 0) wake_work_waiters();
 }
 
 void wake_all(Pool* p) noexcept {

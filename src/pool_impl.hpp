@@ -2,6 +2,7 @@
 #pragma once
 
 #include <plait/pool.hpp>
+#include <plait/detail/latch.hpp>
 #include <plait/detail/task_alloc.hpp>
 
 #include <pthread.h>
@@ -22,9 +23,7 @@ namespace plait::detail {
 struct Injected {
   exec_fn exec;
   void* data;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::atomic<bool> done{false};
+  OnceLatch done;  // set (code 1) by the worker that ran it; its last access to the job
 };
 
 class Pool {
@@ -50,7 +49,7 @@ class Pool {
   alignas(cache_line) std::atomic<std::int32_t> sleepers{0};
   alignas(cache_line) std::atomic<bool> shutdown{false};
 
-  // Pauses a waiting or idle worker spins before yielding its core (see Backoff, idle.cpp):
+  // Pauses a waiting or idle worker spins before yielding its core (run_until, wait.cpp):
   // long when every worker has a core of its own, short when the pool is oversubscribed.
   unsigned spin_limit = 2048;
 
@@ -93,16 +92,30 @@ void tombstone_exec(void* data, Worker* w) noexcept;
 bool reclaim_buried(Worker* w, std::uint32_t i) noexcept;
 
 // idle.cpp
-struct IdleState {
-  unsigned rounds = 0;
-  std::uint64_t since_ns = 0;     // start of the yield phase
-  void reset() { rounds = 0; }
-};
-void idle_step(Worker* w, IdleState& st) noexcept;
-// Called by anyone who just made work visible (published deque slots, injected a root).
+// An idle worker's sleep on its pool's `events` word, if no work is visible after it asked
+// every owner to publish.
+void sleep_once(Worker* w) noexcept;
+// Called by anyone who just made work visible (published deque slots, injected a root): wakes
+// an idle sleeper of the pool, and every latch waiter asleep (it may be able to run the work).
 void notify_work(Pool* p, Worker* by) noexcept;
 void wake_all(Pool* p) noexcept;
 std::uint64_t now_ns() noexcept;
+
+// wait.cpp: the one wait loop (policies, phases and sleeping are described there).
+enum class wait_policy : std::uint8_t { idle, leapfrog, help, roots, block };
+// The latch a waiter waits for: one of the two kinds, or none (an idle worker: until shutdown).
+struct latch_ref {
+  OnceLatch* once = nullptr;
+  CountLatch* count = nullptr;
+  bool probe() const noexcept;
+  bool arm() const noexcept;
+  void disarm() const noexcept;
+};
+// w: the waiting worker, null for wait_policy::block; thief: only for leapfrog.
+void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief = nullptr) noexcept;
+// Latch waiters asleep on workers (notify_work wakes them all when new work appears).
+extern std::atomic<std::int32_t> latch_sleepers;
+void wake_work_waiters() noexcept;
 
 // worker.cpp
 void* worker_main(void* arg);
@@ -144,16 +157,5 @@ PLAIT_INLINE void end_idle(Worker* w) noexcept {
 
 // stress.cpp: PLAIT_STRESS=1 installs a random yield as the protocol-point hook (at_point).
 void stress_init() noexcept;
-
-// A CPU-friendly wait: `limit` calls of one `pause` each (the waiter re-checks its condition
-// after every one, so it reacts within ~100 cycles), then sched_yield on every call so that, with
-// more workers than cores, the worker being waited for can have this core. Never sleeps.
-struct Backoff {
-  unsigned n = 0;
-  unsigned limit;
-  explicit Backoff(unsigned spin_limit) noexcept : limit(spin_limit) {}
-  void pause() noexcept;
-  void reset() noexcept { n = 0; }
-};
 
 }  // namespace plait::detail

@@ -142,34 +142,16 @@ void run_root(Pool* p, exec_fn exec, void* data) {
     // workers may all be waiting here (one worker each: A's task runs B.run, B's task runs A.run).
     // So it keeps running the roots handed to its own pool until ours is done. Roots are the only
     // way work crosses pools, so this is enough for any cycle of pools calling each other.
-    Backoff b(me->pool->spin_limit);
-    // acquire: pairs with take_injected's release store of `done`.
-    while (!job.done.load(std::memory_order_acquire)) {
-      // relaxed: a hint; take_injected re-checks under the lock.
-      if (me->pool->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(me)) {
-        b.reset();
-        continue;
-      }
-      b.pause();
-    }
-    // The worker that ran our root may still be inside job.mu (notify): wait until it left.
-    std::lock_guard<std::mutex> lk(job.mu);
+    run_until(me, latch_ref{&job.done, nullptr}, wait_policy::roots);
     return;
   }
-  // Short spin first: short roots (tests, tiny benchmarks) finish before a futex round trip
-  // would. Pauses only, then block: the caller is not a worker, and a caller that kept calling
-  // sched_yield stayed runnable for the whole root, a third thread on the workers' CPUs. The
-  // scheduler then preempted workers for it at every tick and moved them to balance the load,
-  // until both of a 2-worker pool's workers shared one CPU for milliseconds at a time (sparselu,
-  // 2 workers on 2 CPUs: see docs/design.md, "The caller of a root").
-  for (unsigned i = 0; i < p->spin_limit && !job.done.load(std::memory_order_acquire); ++i) __builtin_ia32_pause();
-  {
-    std::unique_lock<std::mutex> lk(job.mu);
-    // acquire: pairs with take_injected's release store, publishing the root's result. Taking the
-    // lock even when the spin saw `done` guarantees the worker has left job.mu before the job
-    // (on our stack) goes away.
-    job.cv.wait(lk, [&] { return job.done.load(std::memory_order_acquire); });
-  }
+  // Not a worker: spin briefly (short roots, as in tests and tiny benchmarks, finish before a futex
+  // round trip would), then sleep until the root's latch is set. Never yield: a caller that kept
+  // calling sched_yield stayed runnable for the whole root, a third thread on the workers' CPUs;
+  // the scheduler then preempted workers for it at every tick and moved them to balance the load,
+  // until both of a 2-worker pool's workers shared one CPU for milliseconds at a time (sparselu, 2
+  // workers on 2 CPUs: docs/design.md, "The caller of a root").
+  run_until(nullptr, latch_ref{&job.done, nullptr}, wait_policy::block);
 }
 
 }  // namespace plait::detail

@@ -1,6 +1,7 @@
 // A worker's life: look for work (root tasks handed in by pool::run, then other workers' shared
-// slots), run it, and go idle when there is none. Also the two ways a worker waits inside a task:
-// joining a stolen spawn (leapfrogging) and task_group::wait (helping).
+// slots), run it, and go idle when there is none (run_until with the idle policy, src/wait.cpp).
+// Also the two ways a worker waits inside a task: joining a stolen spawn (leapfrogging) and
+// task_group::wait (its own children first, then helping).
 #include "hooks.hpp"
 
 #include <plait/spawn.hpp>
@@ -9,16 +10,6 @@
 #include <sched.h>
 
 namespace plait::detail {
-
-void Backoff::pause() noexcept {
-  if (n < limit) {
-    __builtin_ia32_pause();
-    ++n;
-  } else {
-    sched_yield();
-  }
-  at_point(protocol_point::wait_pause);
-}
 
 static unsigned next_random(Worker* w) noexcept {
   // xorshift64*: per-worker, owner-only state.
@@ -47,12 +38,9 @@ bool take_injected(Worker* w) noexcept {
     run_stolen_traced(w, job->exec, job->data, trace_new_id(w), 0);
   else
     run_stolen(w, job->exec, job->data);
-  {
-    std::lock_guard<std::mutex> lk(job->mu);
-    // release: the root's result, written by exec above, is visible to the caller's acquire.
-    job->done.store(true, std::memory_order_release);
-    job->cv.notify_one();
-  }
+  // The root's result (written by exec above) is published by the latch; the job lives on the
+  // caller's stack and may be gone right after.
+  job->done.set(1);
   return true;
 }
 
@@ -78,56 +66,18 @@ bool find_work(Worker* w) noexcept {
 void* worker_main(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   tl_worker = w;
-  Pool* p = w->pool;
-  IdleState idle;
-  for (;;) {
-    if (find_work(w)) {
-      // (end_idle ran when the task was taken, before it ran.)
-      idle.reset();
-      continue;
-    }
-    // The clock is read only on the transitions between busy and idle, never per task.
-    hook::idle_begin(w);
-    // acquire: pairs with the release store in ~Pool; nothing else to read, but harmless.
-    if (p->shutdown.load(std::memory_order_acquire)) break;
-    idle_step(w, idle);
-  }
+  run_until(w, latch_ref{}, wait_policy::idle);  // returns at shutdown
   end_idle(w);
   tl_worker = &no_worker;
   return nullptr;
 }
 
-// A waiting worker (a join of a stolen task, step 2 of a group wait) pushes and pops nothing, so
-// it would never serve a thief's request for the private slots it still holds: the earlier spawns
-// of the waiting task, or the slots of frames it interrupted. Serve it here: one relaxed load of a
-// line the owner already reads. Without it, an idle worker could wait for those slots until the
-// waiter's join returned, and a group wait whose last child sat privately below the frame it
-// waits in (reached through a stolen task) would wait for ever.
-static void serve_waiting(Worker* w) noexcept {
-  // relaxed: a hint, as on the push path; settle does the synchronising exchange. Only when there
-  // is something private to publish: otherwise the request stays pending for our next push or pop
-  // (settle would re-arm it on every call, writing the line the thieves poll).
-  if (PLAIT_UNLIKELY(w->dq.req.load(std::memory_order_relaxed) != 0) && w->dq.head > w->dq.split) serve_request(w);
-}
-
-void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept {
+void wait_stolen(Worker* w, OnceLatch* done) noexcept {
   PLAIT_COUNT(w, joins_stolen, 1);
-  // take_back waited for the thief's mark and left it in dq.last_thief; copy it before any task we
-  // run below pops another stolen slot.
+  // take_back waited for the thief's mark and left it in dq.last_thief; read it before any task
+  // we run below pops another stolen slot.
   Worker* thief = &w->pool->workers[w->dq.last_thief - 1];
-  Backoff b(w->pool->spin_limit);
-  // acquire: pairs with exec_stolen's release store of the outcome.
-  while (done->load(std::memory_order_acquire) == outcome_pending) {
-    // Leapfrogging: everything on the thief's deque descends from the task it stole from us, so
-    // running it helps our join and keeps our stack bounded by the spawn depth.
-    if (steal_one(w, thief) == steal_result::success) {
-      PLAIT_COUNT(w, leapfrogs, 1);
-      b.reset();
-      continue;
-    }
-    serve_waiting(w);
-    b.pause();
-  }
+  run_until(w, latch_ref{done, nullptr}, wait_policy::leapfrog, thief);
 }
 
 // A task_group child that runs at least this long (TSC ticks: 12.6 us at this machine's 2.6 GHz)
@@ -193,7 +143,7 @@ PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
   w->defer_ok = saved_ok;
 }
 
-void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept {
+void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
   //    group's floor: slots below it belong to enclosing frames, and running them here would nest
@@ -252,8 +202,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     w->defer_ok = saved_ok;
     // 1b. The newest slot is a spawn handle (or we reached the floor).
     if (w->dq.head <= floor) break;
-    // acquire: as in step 2 (nothing is read after a 0 here but what step 2 would read).
-    if (pending->load(std::memory_order_acquire) == 0) break;
+    if (pending->probe()) break;  // (acquire: what step 2 would read)
     if (scan > w->dq.head - 1) scan = w->dq.head - 1;
     bool found = false;
     while (scan > floor) {
@@ -269,27 +218,7 @@ void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t flo
     // The child may have left children of its own on top of the handle: the loop pops them.
   }
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
-  Pool* p = w->pool;
-  Backoff b(p->spin_limit);
-  // acquire: pairs with the children's acq_rel decrements, so their effects are visible to us.
-  while (pending->load(std::memory_order_acquire) != 0) {
-    unsigned n = p->n;
-    bool ran = false;
-    for (unsigned k = 0; k + 1 < n && !ran; ++k) {
-      unsigned v = (w->last_victim + k) % n;
-      if (v == w->index) v = (v + 1) % n;
-      if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
-        w->last_victim = v;
-        ran = true;
-      }
-    }
-    if (ran) {
-      b.reset();
-    } else {
-      serve_waiting(w);
-      b.pause();
-    }
-  }
+  run_until(w, latch_ref{nullptr, pending}, wait_policy::help);
 }
 
 }  // namespace plait::detail
@@ -313,16 +242,15 @@ void task_group::wait() {
 }
 
 task_group::~task_group() {
-  // acquire: a 0 read here comes from the last child's release decrement (its last access to the
-  // group), so the memory of the group (and of the frame its closures point into) may go now.
-  if (pending_.load(std::memory_order_acquire) != 0) {
+  // probe (acquire): a 0 read here comes from the last child's release decrement (its last access
+  // to the group), so the memory of the group (and of the frame its closures point into) may go now.
+  if (!pending_.probe()) {
     detail::Worker* w = detail::current_worker();
     if (w) {
       detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->dq.base);
     } else {
       // Not on a worker: nothing can be run from here; children finish on the workers.
-      detail::Backoff b(64);
-      while (pending_.load(std::memory_order_acquire) != 0) b.pause();
+      detail::run_until(nullptr, detail::latch_ref{nullptr, &pending_}, detail::wait_policy::block);
     }
   }
 }

@@ -211,7 +211,7 @@ struct indexed_loop {
   std::int64_t begin = 0, n = 0, chunk = 1;
   unsigned parts = 1;
   std::atomic<std::int64_t> next{0};     // dynamic/guided: first iteration not yet handed out
-  std::atomic<std::int64_t> pending{0};  // records not yet finished
+  CountLatch pending;  // records not yet finished
   // One result per record, each on its own cache line (records finish on different workers; also
   // keeps std::vector<bool>'s packed bits away from concurrent writers).
   struct alignas(cache_line) cell {
@@ -274,8 +274,8 @@ struct indexed_loop {
     Worker* w = tl_worker;
     std::size_t count = recs.size();
     acc.assign(count, cell{identity});
-    // relaxed: set before any record is published (the pushes below are the publication).
-    pending.store(static_cast<std::int64_t>(count), std::memory_order_relaxed);
+    // Set before any record is published (the pushes below are the publication).
+    pending.reset(static_cast<std::int64_t>(count));
     std::uint32_t floor = w->dq.head;
     for (std::size_t j = count; j-- > 1;) {
       if (PLAIT_UNLIKELY(!push(w, &exec, &recs[j], slot_kind::detached))) exec(&recs[j], w);

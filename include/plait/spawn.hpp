@@ -17,6 +17,7 @@
 #pragma once
 
 #include <plait/config.hpp>
+#include <plait/detail/latch.hpp>
 #include <plait/detail/worker.hpp>
 #include <plait/pool.hpp>
 
@@ -32,8 +33,9 @@
 namespace plait {
 
 namespace detail {
-// Waits for a stolen joinable task while running work stolen back from its thief (leapfrogging).
-PLAIT_COLD void wait_stolen(Worker* w, std::atomic<std::uint8_t>* done) noexcept;
+// Waits for a stolen joinable task's latch while running work stolen back from its thief
+// (leapfrogging); sleeps when there is none for about a millisecond.
+PLAIT_COLD void wait_stolen(Worker* w, OnceLatch* done) noexcept;
 // A join found something other than its own slot on top of the deque: runs the task_group
 // children above it (detached slots) until its slot is the newest. Aborts with a message when a
 // newer spawn handle is still unjoined (joins are LIFO) or the handle's slot is not in the calling
@@ -87,7 +89,7 @@ class [[nodiscard]] spawn_handle {
       }
     }
     if (popped == detail::pop_result::traced) return join_traced(w);
-    detail::wait_stolen(w, &outcome_);
+    detail::wait_stolen(w, &done_);
     state_ = state::joined;
     return take();
   }
@@ -136,8 +138,8 @@ class [[nodiscard]] spawn_handle {
     state_ = state::ran_inline;
   }
 
-  // Runs on the thief (or inline when the deque is full). Storing `outcome_` is the last access
-  // to *this: the joiner may destroy the handle as soon as it reads a non-pending outcome.
+  // Runs on the thief (or inline when the deque is full). Setting `done_` is the last access to
+  // *this: the joiner may destroy the handle as soon as it sees the latch set.
   static void exec_stolen(void* p, detail::Worker*) noexcept {
     auto* self = static_cast<spawn_handle*>(p);
     std::uint8_t oc = detail::outcome_value;
@@ -152,8 +154,8 @@ class [[nodiscard]] spawn_handle {
       ::new (static_cast<void*>(self->error_)) std::exception_ptr(std::current_exception());
       oc = detail::outcome_error;
     }
-    // release: publishes the result (or exception) written above to the joiner's acquire load.
-    self->outcome_.store(oc, std::memory_order_release);
+    // The latch's release publishes the result (or exception) written above to the joiner.
+    self->done_.set(oc);
   }
 
   // The pool is tracing: run inline as join() does, between the begin event (recorded by pop)
@@ -174,9 +176,8 @@ class [[nodiscard]] spawn_handle {
   }
 
   result_type take() {
-    // relaxed: the caller already observed the outcome with acquire (wait_stolen) or wrote it
-    // itself (ran_inline).
-    if (outcome_.load(std::memory_order_relaxed) == detail::outcome_error) {
+    // The caller already saw the latch set (wait_stolen, with acquire) or set it itself (ran_inline).
+    if (done_.code() == detail::outcome_error) {
       auto* e = std::launder(reinterpret_cast<std::exception_ptr*>(error_));
       std::exception_ptr ex = std::move(*e);
       e->~exception_ptr();
@@ -206,14 +207,14 @@ class [[nodiscard]] spawn_handle {
   }
 
   void discard() noexcept {
-    if (outcome_.load(std::memory_order_relaxed) == detail::outcome_error)
+    if (done_.code() == detail::outcome_error)
       std::launder(reinterpret_cast<std::exception_ptr*>(error_))->~exception_ptr();
     else
       std::launder(reinterpret_cast<stored*>(value_))->~stored();
   }
 
   F fn_;
-  std::atomic<std::uint8_t> outcome_{detail::outcome_pending};
+  detail::OnceLatch done_;  // set by the task's runner when it was stolen (or ran inline)
   state state_ = state::pushed;
   std::uint32_t top_;  // while state_ == pushed: the deque's head right after our push (our slot + 1)
   alignas(stored) unsigned char value_[sizeof(stored)];

@@ -41,7 +41,7 @@ class task_group;
 namespace detail {
 // Runs this worker's own detached slots above `floor` (newest first) while the group has pending
 // children, then helps other workers until none is pending.
-PLAIT_COLD void group_wait(Worker* w, std::atomic<std::int64_t>* pending, std::uint32_t floor) noexcept;
+PLAIT_COLD void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept;
 }  // namespace detail
 
 class task_group {
@@ -79,10 +79,8 @@ class task_group {
       detail::task_free<C>(w, mem);
       throw;
     }
-    // relaxed: this increment is sequenced before the push that lets anyone run (and so
-    // decrement for) the child, and all changes of pending_ are RMWs on one location, so the
-    // count can never be seen to reach zero while this child is outstanding.
-    pending_.fetch_add(1, std::memory_order_relaxed);
+    // Before the push that lets anyone run (and so count down for) the child.
+    pending_.add(1);
     if (PLAIT_UNLIKELY(!detail::push(w, &child<std::decay_t<F>>::exec, c, detail::slot_kind::detached)))
       child<std::decay_t<F>>::exec(c, w);
   }
@@ -137,7 +135,7 @@ class task_group {
     }
   }
 
-  std::atomic<std::int64_t> pending_{0};
+  detail::CountLatch pending_;  // children added and not finished
   detail::Worker* creator_;  // the worker (or no_worker) that created the group; floor_ is its own
   std::uint32_t floor_;      // written only on creator_, by run() and wait()
   std::atomic<bool> canceled_{false};

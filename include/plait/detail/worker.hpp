@@ -5,6 +5,7 @@
 
 #include <plait/config.hpp>
 #include <plait/counters.hpp>
+#include <plait/detail/latch.hpp>
 #include <plait/detail/split_deque.hpp>
 
 #include <atomic>
@@ -88,7 +89,7 @@ struct Worker {
   // slots back to back (defer_ok), a child whose next slot is a sibling of the same group adds
   // its decrement here instead of doing the RMW; the last of the run does one RMW for all.
   bool defer_ok = false;
-  std::atomic<std::int64_t>* defer_ctr = nullptr;
+  CountLatch* defer_ctr = nullptr;
   std::int64_t defer_n = 0;
   // Free task records by size class (task_alloc.hpp): task_group children are allocated here by
   // the worker that adds them and freed by the worker that ran them.
@@ -159,17 +160,17 @@ PLAIT_INLINE pop_result pop(Worker* w) noexcept {
 // next slot on our deque is private (no thief can take it), lies in the current frame and holds a
 // sibling (`next_ctr` gives its counter, null if it is no sibling), and we are inside a drain loop
 // (defer_ok: the loop pops that slot next and flushes when it stops), the decrement is added to
-// defer_n. Otherwise one fetch_sub covers this task and every deferred one of the same counter.
-// The counter cannot reach zero early: it only ever receives decrements of tasks that finished,
-// and the waiter cannot see zero while a deferred sibling is still to run. acq_rel: the release
-// publishes the effects of every task counted in n (all ran on this worker, before the RMW).
+// defer_n. Otherwise one count_down covers this task and every deferred one of the same latch.
+// The latch cannot reach zero early: it only ever counts down tasks that finished, and the waiter
+// cannot see zero while a deferred sibling is still to run. count_down's release publishes the
+// effects of every task counted in n (all ran on this worker, before the RMW).
 template <class NextCtr>
-PLAIT_INLINE void defer_done(Worker* w, std::atomic<std::int64_t>* ctr, exec_fn self_exec, NextCtr next_ctr) noexcept {
+PLAIT_INLINE void defer_done(Worker* w, CountLatch* ctr, exec_fn self_exec, NextCtr next_ctr) noexcept {
   if (w->defer_ok && w->dq.head > w->dq.base && w->dq.head - 1 >= w->dq.split) {
     const Slot& nx = w->dq.own[w->dq.head - 1];
     if (nx.exec == self_exec && next_ctr(nx.data()) == ctr) {
       if (w->defer_ctr != ctr) {
-        if (w->defer_ctr != nullptr) w->defer_ctr->fetch_sub(w->defer_n, std::memory_order_acq_rel);
+        if (w->defer_ctr != nullptr) w->defer_ctr->count_down(w->defer_n);
         w->defer_ctr = ctr;
         w->defer_n = 0;
       }
@@ -183,14 +184,13 @@ PLAIT_INLINE void defer_done(Worker* w, std::atomic<std::int64_t>* ctr, exec_fn 
     w->defer_ctr = nullptr;
     w->defer_n = 0;
   }
-  ctr->fetch_sub(n, std::memory_order_acq_rel);
+  ctr->count_down(n);
 }
 
 // Applies any deferred decrement now (drain loops call it when they stop).
 PLAIT_INLINE void flush_deferred(Worker* w) noexcept {
   if (w->defer_ctr != nullptr) {
-    // acq_rel: as in defer_done.
-    w->defer_ctr->fetch_sub(w->defer_n, std::memory_order_acq_rel);
+    w->defer_ctr->count_down(w->defer_n);
     w->defer_ctr = nullptr;
     w->defer_n = 0;
   }

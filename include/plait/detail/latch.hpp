@@ -1,0 +1,114 @@
+// Internal: latches, the one completion abstraction of the runtime. Not part of the public API.
+//
+// Every wait in Plait waits for a latch:
+//
+//   OnceLatch   set once, with a small code: a spawn handle's outcome (value or exception), a root
+//               task handed in by pool::run. Also what an external party (an MPI request, a
+//               callback) completes later.
+//   CountLatch  a count of unfinished tasks that reaches zero once per round: a task_group's
+//               children, a loop's records, a data-flow region (through its task_group).
+//
+// and the one wait loop, run_until (src/wait.cpp), waits for either: it runs work by the waiter's
+// policy and, when there is none for about a millisecond, sleeps until the latch completes or new
+// work appears. A sleeping waiter marks the latch (the `asleep` bit, in the same word as the state
+// or count), so the completer learns in its completing RMW — the last access it makes to the
+// latch — whether it must wake anyone: a completion without a sleeper costs what it always did.
+//
+//   waiter (at most one per latch at a time)      completer
+//   ev = latch_events.load (acquire)              old = RMW(state or count)   (acq_rel)
+//   old = fetch_or(asleep)  (seq_cst)             if old showed `asleep` and this RMW completed
+//   if old shows complete: disarm, return             the latch: wake_latch_sleepers()
+//   futex_wait(latch_events, ev)                         (latch_events++, futex wake all)
+//
+// The two RMWs on the latch word are totally ordered. If the completer's comes first, the
+// waiter's fetch_or sees the latch complete and does not sleep. If the waiter's comes first, the
+// completer sees `asleep` and bumps latch_events after the waiter read `ev` (the waiter's load is
+// sequenced before its fetch_or, which the completer's RMW reads from), so futex_wait returns at
+// once or is woken. No wake-up is lost; the completer never touches the latch after its RMW, so
+// the waiter may free the latch as soon as it sees it complete.
+#pragma once
+
+#include <plait/config.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace plait::detail {
+
+// Wakes every thread sleeping in a latch wait (all pools: spurious wake-ups are harmless and
+// rare; a completion that finds a sleeper is the only caller, besides new work that a sleeping
+// waiter may be able to run). Out of line, src/wait.cpp.
+PLAIT_COLD void wake_latch_sleepers() noexcept;
+
+class OnceLatch {
+ public:
+  static constexpr std::uint8_t pending = 0;
+  static constexpr std::uint8_t asleep = 0x80;
+
+  // Completer: completes the latch with `code` (1..127). The latch may be destroyed by its waiter
+  // as soon as this RMW is done; nothing below touches it.
+  void set(std::uint8_t code) noexcept {
+    PLAIT_ASSERT(code != pending && (code & asleep) == 0);
+    // acq_rel: release publishes what the completer wrote before (a task's result) to the
+    // waiter's acquire; acquire orders the waiter's `asleep` mark (and its read of the futex word
+    // before it) before our wake-up.
+    if (PLAIT_UNLIKELY(s_.exchange(code, std::memory_order_acq_rel) & asleep)) wake_latch_sleepers();
+  }
+  // The waiter completes it itself (nobody can be asleep on it): a plain store.
+  void set_local(std::uint8_t code) noexcept {
+    // relaxed: read back only by this thread.
+    s_.store(code, std::memory_order_relaxed);
+  }
+  // Whether the latch is complete. acquire: pairs with set's release.
+  bool probe() const noexcept { return (s_.load(std::memory_order_acquire) & ~asleep) != pending; }
+  // The code, once complete. relaxed: the caller's probe (or its own set_local) already ordered it.
+  std::uint8_t code() const noexcept { return static_cast<std::uint8_t>(s_.load(std::memory_order_relaxed) & ~asleep); }
+
+  // Waiter, before sleeping: marks the latch; false when it is already complete (then disarm).
+  bool arm() noexcept {
+    // seq_cst: one total order with the completer's RMW (see the essay above).
+    return (s_.fetch_or(asleep, std::memory_order_seq_cst) & ~asleep) == pending;
+  }
+  // Waiter, after sleeping (or when arm found the latch complete): clears the mark. relaxed: only
+  // the mark changes; a completion's exchange already removed it, and clearing it again is a no-op.
+  void disarm() noexcept { s_.fetch_and(static_cast<std::uint8_t>(~asleep), std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint8_t> s_{pending};
+};
+
+class CountLatch {
+ public:
+  // The sleeping waiter's mark, far above any count of tasks.
+  static constexpr std::int64_t asleep = std::int64_t{1} << 62;
+
+  // Before the tasks that count down can run. relaxed: the push (or publish) that lets them run
+  // orders it, and every change of the count is an RMW on one word, so the count cannot be seen
+  // to reach zero while a counted task is outstanding.
+  void add(std::int64_t n) noexcept { c_.fetch_add(n, std::memory_order_relaxed); }
+  // The same, on a latch nobody waits for or counts down yet (a loop before its records exist).
+  void reset(std::int64_t n) noexcept { c_.store(n, std::memory_order_relaxed); }
+
+  // Completer: n counted tasks finished. The RMW is the last access to the latch.
+  void count_down(std::int64_t n) noexcept {
+    // acq_rel: release publishes the finished tasks' effects to the waiter's acquire of zero;
+    // acquire orders a sleeping waiter's mark before our wake-up (see the essay above).
+    if (PLAIT_UNLIKELY(c_.fetch_sub(n, std::memory_order_acq_rel) == n + asleep)) wake_latch_sleepers();
+  }
+  // Whether the count is zero. acquire: pairs with count_down's release.
+  bool probe() const noexcept { return (c_.load(std::memory_order_acquire) & ~asleep) == 0; }
+  // The count without the mark (tests, diagnostics). relaxed.
+  std::int64_t count() const noexcept { return c_.load(std::memory_order_relaxed) & ~asleep; }
+
+  bool arm() noexcept {
+    // seq_cst: as in OnceLatch::arm.
+    return (c_.fetch_or(asleep, std::memory_order_seq_cst) & ~asleep) != 0;
+  }
+  // relaxed: as in OnceLatch::disarm (count_down leaves the mark in place, so this clears it).
+  void disarm() noexcept { c_.fetch_and(~asleep, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::int64_t> c_{0};
+};
+
+}  // namespace plait::detail

@@ -1,0 +1,265 @@
+// Latches and the wait loop: the latches alone (completion codes, the sleeping waiter's mark, no
+// lost wake-up between a blocking waiter and a completer with random delays), and waiters inside
+// a pool that sleep instead of burning a core when nothing is left to run (a long join, a long
+// group wait, a caller outside the pool).
+#include "test_util.hpp"
+
+#include "pool_impl.hpp"  // internal: latches, run_until
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using plait::detail::CountLatch;
+using plait::detail::latch_ref;
+using plait::detail::OnceLatch;
+using plait::detail::run_until;
+using plait::detail::wait_policy;
+
+#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
+constexpr int kRounds = 300;
+#else
+constexpr int kRounds = 3000;
+#endif
+
+// Aborts the process with a message if a test body hangs (a lost wake-up shows as a hang).
+class Watchdog {
+ public:
+  explicit Watchdog(const char* what, int seconds = 60) : t_([this, what, seconds] {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done_.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > until) {
+        std::fprintf(stderr, "watchdog: %s did not finish in %d s (lost wake-up?)\n", what, seconds);
+        std::abort();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }) {}
+  ~Watchdog() {
+    done_.store(true, std::memory_order_release);
+    t_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread t_;
+};
+
+double thread_cpu_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+void random_pause(std::uint64_t x) {
+  switch (x % 4) {
+    case 0: break;
+    case 1:
+      for (unsigned i = 0; i < x % 2000; ++i) __builtin_ia32_pause();
+      break;
+    case 2: std::this_thread::yield(); break;
+    default: std::this_thread::sleep_for(std::chrono::microseconds(x % 1500)); break;
+  }
+}
+
+TEST(Latch, OnceLatchCarriesItsCode) {
+  OnceLatch l;
+  EXPECT_FALSE(l.probe());
+  l.set(2);
+  EXPECT_TRUE(l.probe());
+  EXPECT_EQ(l.code(), 2);
+  OnceLatch m;
+  m.set_local(1);
+  EXPECT_TRUE(m.probe());
+  EXPECT_EQ(m.code(), 1);
+}
+
+TEST(Latch, ArmReportsCompletionAndTheMarkHidesNothing) {
+  OnceLatch l;
+  EXPECT_TRUE(l.arm());  // pending: the waiter may sleep
+  EXPECT_FALSE(l.probe());
+  l.set(1);  // sees the mark: wakes (nobody sleeps here; harmless)
+  EXPECT_TRUE(l.probe());
+  EXPECT_EQ(l.code(), 1);
+  EXPECT_FALSE(l.arm());  // complete: the waiter must not sleep
+  l.disarm();
+  EXPECT_EQ(l.code(), 1);
+
+  CountLatch c;
+  c.add(3);
+  EXPECT_TRUE(c.arm());
+  EXPECT_EQ(c.count(), 3);
+  c.count_down(2);
+  EXPECT_FALSE(c.probe());
+  EXPECT_EQ(c.count(), 1);
+  c.count_down(1);  // reaches zero with the mark: wakes
+  EXPECT_TRUE(c.probe());
+  EXPECT_FALSE(c.arm());
+  c.disarm();
+  EXPECT_EQ(c.count(), 0);
+  c.add(1);  // reusable, as a task_group is
+  EXPECT_FALSE(c.probe());
+  c.count_down(1);
+  EXPECT_TRUE(c.probe());
+}
+
+// A thread that is no worker waits (spin, then futex) while another sets the latch after a random
+// pause: every round must end. Some rounds complete before the waiter arms, some while it
+// spins, some while it sleeps.
+TEST(Latch, BlockingWaiterSeesEveryCompletion) {
+  Watchdog dog("Latch.BlockingWaiterSeesEveryCompletion");
+  std::uint64_t x = 12345;
+  for (int r = 0; r < kRounds; ++r) {
+    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+    OnceLatch l;
+    int payload = 0;
+    std::thread setter([&l, &payload, x] {
+      random_pause(x);
+      payload = 42;
+      l.set(1);
+    });
+    random_pause(x >> 20);
+    run_until(nullptr, latch_ref{&l, nullptr}, wait_policy::block);
+    EXPECT_EQ(payload, 42);  // published by the latch's release
+    setter.join();
+  }
+}
+
+// Several completers count a latch down; the waiter blocks until the last one.
+TEST(Latch, BlockingWaiterSeesTheLastCountDown) {
+  Watchdog dog("Latch.BlockingWaiterSeesTheLastCountDown");
+  std::uint64_t x = 777;
+  const int rounds = kRounds / 3;
+  for (int r = 0; r < rounds; ++r) {
+    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+    CountLatch c;
+    c.add(3);
+    std::atomic<int> sum{0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 3; ++i) {
+      ts.emplace_back([&c, &sum, i, x] {
+        random_pause(x >> (8 * i));
+        sum.fetch_add(i + 1, std::memory_order_relaxed);
+        c.count_down(1);
+      });
+    }
+    run_until(nullptr, latch_ref{nullptr, &c}, wait_policy::block);
+    EXPECT_EQ(sum.load(std::memory_order_relaxed), 6);
+    for (auto& t : ts) t.join();
+  }
+}
+
+class Waits : public plait_test::Workers {
+ protected:
+  bool skip() {
+    if (pool().options().idle != plait::idle_policy::sleep) return true;
+    return GetParam() < 2;  // with one worker nothing is ever stolen: no join or group wait waits
+  }
+};
+
+constexpr auto kLong = std::chrono::milliseconds(300);
+
+// A join whose task was stolen and runs for a long time, with nothing else to run: the joiner
+// sleeps (its thread uses far less CPU than the wait lasts) and wakes when the task is done.
+TEST_P(Waits, LongJoinSleeps) {
+  if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
+  Watchdog dog("Waits.LongJoinSleeps");
+  double cpu = 0, wall = 0;
+  int v = pool().run([&] {
+    std::atomic<bool> started{false};
+    auto h = plait::spawn([&] {
+      started.store(true, std::memory_order_release);
+      std::this_thread::sleep_for(kLong);
+      return 7;
+    });
+    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();  // stolen by now
+    const double c0 = thread_cpu_ms();
+    const auto t0 = std::chrono::steady_clock::now();
+    int r = h.join();
+    wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cpu = thread_cpu_ms() - c0;
+    return r;
+  });
+  EXPECT_EQ(v, 7);
+  EXPECT_GT(wall, 200.0);
+  EXPECT_LT(cpu, 0.5 * wall) << "the joiner burnt " << cpu << " ms of CPU in a " << wall << " ms join";
+}
+
+// The same for a task_group wait whose last child runs elsewhere for a long time.
+TEST_P(Waits, LongGroupWaitSleeps) {
+  if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
+  Watchdog dog("Waits.LongGroupWaitSleeps");
+  double cpu = 0, wall = 0;
+  int v = pool().run([&] {
+    std::atomic<bool> started{false};
+    int out = 0;
+    plait::task_group g;
+    g.run([&] {
+      started.store(true, std::memory_order_release);
+      std::this_thread::sleep_for(kLong);
+      out = 9;
+    });
+    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+    const double c0 = thread_cpu_ms();
+    const auto t0 = std::chrono::steady_clock::now();
+    g.wait();
+    wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cpu = thread_cpu_ms() - c0;
+    return out;
+  });
+  EXPECT_EQ(v, 9);
+  EXPECT_GT(wall, 200.0);
+  EXPECT_LT(cpu, 0.5 * wall) << "the group waiter burnt " << cpu << " ms of CPU in a " << wall << " ms wait";
+}
+
+// A sleeping joiner still helps: the thief, after a pause long enough for the joiner to fall
+// asleep, spawns work that the joiner may take (it is woken by the publication).
+TEST_P(Waits, SleepingJoinerWakesForTheThiefsWork) {
+  if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
+  Watchdog dog("Waits.SleepingJoinerWakesForTheThiefsWork");
+  long v = pool().run([&] {
+    std::atomic<bool> started{false};
+    auto h = plait::spawn([&] {
+      started.store(true, std::memory_order_release);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      plait::task_group g;
+      std::atomic<long> s{0};
+      for (int i = 0; i < 64; ++i)
+        g.run([&s, i] {
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          s.fetch_add(i, std::memory_order_relaxed);
+        });
+      g.wait();
+      return s.load(std::memory_order_relaxed);
+    });
+    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+    return h.join();
+  });
+  EXPECT_EQ(v, 64 * 63 / 2);
+}
+
+// A thread outside the pool waiting for a long root sleeps too.
+TEST_P(Waits, OutsideCallerSleeps) {
+  if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
+  Watchdog dog("Waits.OutsideCallerSleeps");
+  const double c0 = thread_cpu_ms();
+  const auto t0 = std::chrono::steady_clock::now();
+  int v = pool().run([] {
+    std::this_thread::sleep_for(kLong);
+    return 3;
+  });
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = thread_cpu_ms() - c0;
+  EXPECT_EQ(v, 3);
+  EXPECT_LT(cpu, 0.5 * wall) << "the caller burnt " << cpu << " ms of CPU in a " << wall << " ms root";
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Waits, plait_test::worker_counts, plait_test::workers_name);
+
+}  // namespace
