@@ -260,6 +260,42 @@ TEST_P(Waits, OutsideCallerSleeps) {
   EXPECT_LT(cpu, 0.5 * wall) << "the caller burnt " << cpu << " ms of CPU in a " << wall << " ms root";
 }
 
+// No sleeper is left while work exists: after every worker fell asleep, a root adds one child per
+// worker, and each child waits until all of them have started. That ends only if every sleeping
+// worker is woken for the published children.
+TEST_P(Waits, EverySleeperWakesForPublishedWork) {
+  if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
+  Watchdog dog("Waits.EverySleeperWakesForPublishedWork");
+  const unsigned n = GetParam();
+  for (int round = 0; round < 5; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // everyone is asleep by now
+    std::atomic<unsigned> started{0};
+    std::atomic<unsigned> timed_out{0};
+    pool().run([&] {
+      plait::task_group g;
+      for (unsigned i = 0; i < n; ++i)
+        g.run([&] {
+          started.fetch_add(1, std::memory_order_acq_rel);
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (started.load(std::memory_order_acquire) < n) {
+            if (std::chrono::steady_clock::now() > until) {
+              timed_out.fetch_add(1, std::memory_order_relaxed);
+              break;
+            }
+            // A spawn and join serve thieves' requests: the runtime publishes private work only at
+            // pushes and pops, so a child that spun without them would keep its queued siblings.
+            auto h = plait::spawn([] { return 1; });
+            (void)h.join();
+            std::this_thread::yield();
+          }
+        });
+      g.wait();
+    });
+    EXPECT_EQ(timed_out.load(), 0u) << "round " << round << ": only " << started.load() << " of " << n
+                                    << " children started within 10 s";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtime, Waits, plait_test::worker_counts, plait_test::workers_name);
 
 }  // namespace
