@@ -82,8 +82,10 @@ static bool runnable_visible(const Worker* w, wait_policy pol, const Worker* thi
       return ts_tail(v) < ts_split(v);
     }
     case wait_policy::help: {
+      // Not our own deque: we just published all of it, and we never steal from ourselves.
       const Pool* p = w->pool;
       for (unsigned i = 0; i < p->n; ++i) {
+        if (&p->workers[i] == w) continue;
         const std::uint64_t v = p->workers[i].dq.ts.load(std::memory_order_relaxed);
         if (ts_tail(v) < ts_split(v)) return true;
       }
@@ -206,12 +208,16 @@ void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) no
       sched_yield();
       continue;
     }
-    // Sleep.
-    if (pol == wait_policy::idle)
+    // Sleep. An idle worker starts its phases again after a wake-up. A latch waiter stays in the
+    // sleep phase: it looks for work once and sleeps again unless it found some (wake-ups of latch
+    // waiters are broad — every publication, every completion that found a sleeper — so most are
+    // for someone else, and a waiter that spun and yielded for 1 ms after each would burn a core).
+    if (pol == wait_policy::idle) {
       sleep_once(w);
-    else
+      spins = 0;
+    } else {
       sleep_on_latch(w, l, pol, thief);
-    spins = 0;
+    }
   }
 }
 

@@ -74,10 +74,6 @@ TEST(Latch, OnceLatchCarriesItsCode) {
   l.set(2);
   EXPECT_TRUE(l.probe());
   EXPECT_EQ(l.code(), 2);
-  OnceLatch m;
-  m.set_local(1);
-  EXPECT_TRUE(m.probe());
-  EXPECT_EQ(m.code(), 1);
 }
 
 TEST(Latch, ArmReportsCompletionAndTheMarkHidesNothing) {

@@ -25,7 +25,7 @@
   X(leapfrogs, "of steals, those taken from a thief while joining the task it stole")                           \
   X(joins_stolen, "joins whose task had been stolen (the join waited and helped)")                              \
   X(injected, "root tasks (pool::run) this worker picked up")                                                   \
-  X(sleeps, "times this worker went to sleep while idle")                                                       \
+  X(sleeps, "times this worker slept (idle, or waiting with nothing to run)")                                 \
   X(wakeups, "wake-ups this worker sent to sleeping workers")                                                   \
   X(publishes, "times the owner made private tasks stealable")                                                  \
   X(steal_chunks, "successful steal operations, each taking one task or more (= steals with "                 \

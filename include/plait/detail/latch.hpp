@@ -54,14 +54,9 @@ class OnceLatch {
     // before it) before our wake-up.
     if (PLAIT_UNLIKELY(s_.exchange(code, std::memory_order_acq_rel) & asleep)) wake_latch_sleepers();
   }
-  // The waiter completes it itself (nobody can be asleep on it): a plain store.
-  void set_local(std::uint8_t code) noexcept {
-    // relaxed: read back only by this thread.
-    s_.store(code, std::memory_order_relaxed);
-  }
   // Whether the latch is complete. acquire: pairs with set's release.
   bool probe() const noexcept { return (s_.load(std::memory_order_acquire) & ~asleep) != pending; }
-  // The code, once complete. relaxed: the caller's probe (or its own set_local) already ordered it.
+  // The code, once complete. relaxed: the caller's probe (or its own set) already ordered it.
   std::uint8_t code() const noexcept { return static_cast<std::uint8_t>(s_.load(std::memory_order_relaxed) & ~asleep); }
 
   // Waiter, before sleeping: marks the latch; false when it is already complete (then disarm).
