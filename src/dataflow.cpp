@@ -671,6 +671,17 @@ void dataflow_group::execute(detail::dep_node* n) noexcept {
       st.canceled.store(true, std::memory_order_relaxed);
     }
   }
+  // acq_rel: with run_held, the later of this and release_hold finishes the task.
+  if (n->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finished(n);
+}
+
+void dataflow_group::release_hold(detail::dep_node* n) noexcept {
+  // acq_rel: as in execute.
+  if (n->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finished(n);
+}
+
+void dataflow_group::finished(detail::dep_node* n) noexcept {
+  detail::dataflow_state& st = *st_;
   detail::dep_node* ready = nullptr;
   st.mu.lock();
   detail::complete(st, n, ready);

@@ -47,8 +47,10 @@ static void futex_wake(std::atomic<std::uint32_t>* addr, int n) noexcept {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
 }
 
-static bool work_visible(Pool* p) noexcept {
+static bool work_visible(const Worker* w) noexcept {
+  const Pool* p = w->pool;
   // relaxed loads, ordered after the sleeper's seq_cst fence (see the essay above).
+  if (w->mail.load(std::memory_order_relaxed) != nullptr) return true;
   if (p->inj_count.load(std::memory_order_relaxed) != 0) return true;
   if (p->shutdown.load(std::memory_order_relaxed)) return true;
   for (unsigned i = 0; i < p->n; ++i) {
@@ -70,7 +72,7 @@ void sleep_once(Worker* w) noexcept {
   p->sleepers.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: sleepers++ before the checks
   at_point(protocol_point::sleep_check);
-  if (!work_visible(p)) {
+  if (!work_visible(w)) {
     hook::sleeping(w);
     futex_wait(&p->events, ev);
     hook::woken(w);
@@ -90,6 +92,16 @@ void notify_work(Pool* p, Worker* by) noexcept {
   // A latch waiter asleep may be able to run the new work too (src/wait.cpp: same pairing, with
   // latch_sleepers). relaxed: ordered by the fence above.
   if (latch_sleepers.load(std::memory_order_relaxed) > 0) wake_work_waiters();
+}
+
+void post_mail(Pool* p, Worker* to, Mail* m) noexcept {
+  PLAIT_ASSERT(to->mail.load(std::memory_order_relaxed) == nullptr);
+  // release: the mail's task data, written before, is visible to the worker's acquire exchange.
+  to->mail.store(m, std::memory_order_release);
+  // StoreLoad: the mail before reading sleepers, paired with the sleeper's fence before it looks
+  // at its mail (work_visible). The worker must wake, not just anyone: wake every sleeper.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (p->sleepers.load(std::memory_order_relaxed) > 0) wake_all(p);
 }
 
 void wake_all(Pool* p) noexcept {

@@ -28,13 +28,16 @@ struct Injected {
 
 class Pool {
  public:
-  explicit Pool(const pool_options& o);
+  // caller_is_worker0: no thread is started for worker 0; a thread that wants to work in the
+  // pool adopts it (the OpenMP front door's master thread, for the length of a parallel region).
+  explicit Pool(const pool_options& o, bool caller_is_worker0 = false);
   ~Pool();
 
   pool_options opts;
   unsigned n = 0;
   Worker* workers = nullptr;  // n workers, cache-line aligned
-  std::vector<pthread_t> threads;
+  std::vector<pthread_t> threads;  // index i: worker i's thread (unused for an adopted worker 0)
+  bool external0 = false;
 
   // Root tasks waiting for a worker. inj_count mirrors the queue length so that idle workers can
   // poll it without taking the lock.
@@ -100,6 +103,8 @@ void sleep_once(Worker* w) noexcept;
 void notify_work(Pool* p, Worker* by) noexcept;
 void wake_all(Pool* p) noexcept;
 std::uint64_t now_ns() noexcept;
+// Hands m to worker `to` (which must have no mail pending) and wakes it if it sleeps.
+void post_mail(Pool* p, Worker* to, Mail* m) noexcept;
 
 // wait.cpp: the one wait loop (policies, phases and sleeping are described there).
 enum class wait_policy : std::uint8_t { idle, leapfrog, help, roots, block };

@@ -16,7 +16,7 @@
 namespace plait::detail {
 
 
-Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
+Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::from_env(o)), external0(caller_is_worker0) {
   stress_init();
   n = opts.num_workers;
   {
@@ -82,7 +82,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
   trace_init(this);
 
   threads.resize(n);
-  for (unsigned i = 0; i < n; ++i) {
+  for (unsigned i = external0 ? 1 : 0; i < n; ++i) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, opts.stack_size);
@@ -97,7 +97,7 @@ Pool::Pool(const pool_options& o) : opts(pool_options::from_env(o)) {
     if (rc != 0) {
       shutdown.store(true, std::memory_order_release);
       wake_all(this);
-      for (unsigned j = 0; j < i; ++j) pthread_join(threads[j], nullptr);
+      for (unsigned j = external0 ? 1 : 0; j < i; ++j) pthread_join(threads[j], nullptr);
       for (unsigned j = 0; j < n; ++j) delete workers[j].trace;
       alloc_release(this);
       for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq.slots, bytes);
@@ -112,7 +112,7 @@ Pool::~Pool() {
   // release: pairs with the workers' acquire load; they exit once idle.
   shutdown.store(true, std::memory_order_release);
   wake_all(this);
-  for (pthread_t t : threads) pthread_join(t, nullptr);
+  for (unsigned i = external0 ? 1 : 0; i < n; ++i) pthread_join(threads[i], nullptr);
   trace_finish(this);
   alloc_release(this);
   std::size_t bytes = std::size_t{workers[0].dq.capacity} * sizeof(Slot);

@@ -46,6 +46,14 @@ bool take_injected(Worker* w) noexcept {
 
 bool find_work(Worker* w) noexcept {
   Pool* p = w->pool;
+  // relaxed: a hint; the exchange below acquires.
+  if (PLAIT_UNLIKELY(w->mail.load(std::memory_order_relaxed) != nullptr)) {
+    // acquire: pairs with post_mail's release store: the task's data is visible.
+    Mail* m = w->mail.exchange(nullptr, std::memory_order_acquire);
+    end_idle(w);
+    run_stolen(w, m->exec, m->data);
+    return true;
+  }
   // relaxed: a hint; take_injected re-checks under the lock.
   if (p->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
   unsigned n = p->n;

@@ -125,6 +125,9 @@ struct dep_node {
   // op_free: delete the node (its closure is already gone).
   static constexpr int op_skip = 0, op_run = 1, op_free = 2;
   void (*op)(dep_node*, int what);
+  // What must happen before the task counts as finished: its closure returns (1), and for a task
+  // added with run_held also release_hold (2). acq_rel RMWs; the last one finishes the task.
+  std::atomic<std::uint8_t> holds{1};
   std::int32_t npred = 0;      // predecessors that have not finished yet
   std::int32_t refs = 1;       // 1 until it finished + one per mention in the dependence table
   bool done = false;           // finished (ran or was skipped); no new edge to it is needed
@@ -194,6 +197,30 @@ class dataflow_group {
     submit(deps, node);
   }
 
+  // Like run, but the task finishes (releases its successors, counts for wait()) only once f has
+  // returned and release_hold(handle) has been called, in either order: a task completed by an
+  // outside event (an OpenMP detach clause, a request). The handle is stored to *handle before the
+  // task can start (f itself may release it) and is valid until then. release_hold must be called
+  // on a worker of the group's pool.
+  template <class F>
+  void run_held(std::span<const access> deps, F&& f, detail::dep_node** handle) {
+    using T = detail::dep_task<std::decay_t<F>>;
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
+    void* mem = detail::df_alloc(sizeof(T));
+    T* node;
+    try {
+      node = ::new (mem) T(std::forward<F>(f));
+    } catch (...) {
+      detail::df_free(mem, sizeof(T));
+      throw;
+    }
+    // relaxed: published with the node by submit (under the group's lock / the push).
+    node->holds.store(2, std::memory_order_relaxed);
+    *handle = node;
+    submit(deps, node);
+  }
+  void release_hold(detail::dep_node* handle) noexcept;
+
   // Waits until every task added so far has finished (helping meanwhile: it runs this group's
   // tasks and steals others); rethrows the first exception a task threw. Afterwards the group is
   // empty and can be reused.
@@ -205,6 +232,7 @@ class dataflow_group {
   void submit(std::span<const access> deps, detail::dep_node* n);
   void launch_list(detail::dep_node* head);
   void execute(detail::dep_node* n) noexcept;
+  void finished(detail::dep_node* n) noexcept;
 
   std::unique_ptr<detail::dataflow_state> st_;
   task_group tg_;  // declared after st_: destroyed (waited for) before the state goes

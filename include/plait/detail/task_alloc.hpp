@@ -111,4 +111,33 @@ PLAIT_INLINE void task_free(Worker* w, void* p) noexcept {
   }
 }
 
+// The same for a record whose size is known only at run time (the OpenMP front door's task
+// argument blocks): `bytes` and `align` must be the same at the free as at the allocation.
+PLAIT_INLINE void* task_alloc_bytes(Worker* w, std::size_t bytes, std::size_t align) {
+  if (PLAIT_UNLIKELY(bytes > alloc_max_block || align > alloc_min_block))
+    return ::operator new(bytes, std::align_val_t{align});
+  const unsigned c = alloc_class_of(bytes);
+  AllocCache& k = w->acache[c];
+  FreeBlock* b = k.head;
+  if (PLAIT_UNLIKELY(b == nullptr)) return alloc_refill(w, c);
+  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
+  k.head = b->next;
+  --k.n;
+  return b;
+}
+
+PLAIT_INLINE void task_free_bytes(Worker* w, void* p, std::size_t bytes, std::size_t align) noexcept {
+  if (PLAIT_UNLIKELY(bytes > alloc_max_block || align > alloc_min_block)) {
+    ::operator delete(p, std::align_val_t{align});
+    return;
+  }
+  const unsigned c = alloc_class_of(bytes);
+  AllocCache& k = w->acache[c];
+  auto* b = static_cast<FreeBlock*>(p);
+  b->next = k.head;
+  PLAIT_ALLOC_POISON(b, alloc_block_size(c));
+  k.head = b;
+  if (PLAIT_UNLIKELY(++k.n == alloc_batch(c))) alloc_spill(w, c);
+}
+
 }  // namespace plait::detail

@@ -74,6 +74,13 @@ struct AtomicCounters {
 #undef PLAIT_ATOMIC_COUNTER_
 };
 
+// A task handed to one particular worker (the OpenMP front door's implicit tasks: thread i of a
+// team must be worker i). The worker runs exec(data, w) when it next looks for work.
+struct Mail {
+  exec_fn exec;
+  void* data;
+};
+
 struct Worker {
   // Lines 1-3: the deque (thief-visible line, limits line, owner line).
   SplitDeque dq;
@@ -97,6 +104,8 @@ struct Worker {
   // task_group::run runs a child at once instead of pushing it while this worker holds at least
   // this many private slots (pool_options::group_throttle; ~0u: never).
   std::uint32_t throttle = ~0u;
+  // A task for this worker alone (post_mail in src/idle.cpp), or null.
+  std::atomic<Mail*> mail{nullptr};
 
   alignas(cache_line) AtomicCounters ctr;
 };

@@ -1,0 +1,203 @@
+// The omp_* user API: thread and team queries, ICV setters and getters, timers, locks.
+//
+// Locks have the sizes gcc's omp.h fixes on this target: omp_lock_t 4 bytes (a futex word: 0 free,
+// 1 held, 2 held with waiters), omp_nest_lock_t 16 bytes (the word, a count, the owning task).
+// Setting a lock is not a task scheduling point: a waiting thread sleeps on the futex.
+#include "omp_internal.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace plait::omp {
+namespace {
+
+struct Lock {
+  std::atomic<int> word;
+};
+static_assert(sizeof(Lock) == 4, "omp_lock_t is 4 bytes");
+struct NestLock {
+  Lock lock;
+  int count;
+  void* owner;
+};
+static_assert(sizeof(NestLock) == 16, "omp_nest_lock_t is 16 bytes");
+
+void lock_set(Lock* l) {
+  int c = 0;
+  // acquire: the critical section after the lock sees the previous holder's writes.
+  if (l->word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
+  if (c != 2) c = l->word.exchange(2, std::memory_order_acquire);
+  while (c != 0) {
+    syscall(SYS_futex, reinterpret_cast<int*>(&l->word), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+    c = l->word.exchange(2, std::memory_order_acquire);
+  }
+}
+
+void lock_unset(Lock* l) {
+  // release: publishes the critical section to the next holder.
+  if (l->word.fetch_sub(1, std::memory_order_release) != 1) {
+    l->word.store(0, std::memory_order_release);
+    syscall(SYS_futex, reinterpret_cast<int*>(&l->word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+}
+
+bool lock_test(Lock* l) {
+  int c = 0;
+  // acquire: as lock_set.
+  return l->word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed);
+}
+
+// The owner of a nestable lock is the task that set it.
+void* current_task_id() {
+  Thread& t = thread_state();
+  return t.task != nullptr ? static_cast<void*>(t.task) : static_cast<void*>(&t);
+}
+
+const Team* team_at(const Thread& t, int level) {
+  for (const Team* tm = t.team; tm != nullptr; tm = tm->parent)
+    if (static_cast<int>(tm->level) == level) return tm;
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace plait::omp
+
+using namespace plait::omp;
+
+extern "C" {
+
+int omp_get_num_threads(void) {
+  const Thread& t = thread_state();
+  return t.team != nullptr && t.team->level > 0 ? static_cast<int>(t.team->n) : 1;
+}
+int omp_get_thread_num(void) {
+  const Thread& t = thread_state();
+  return t.team != nullptr && t.team->level > 0 ? static_cast<int>(t.num) : 0;
+}
+int omp_get_max_threads(void) { return static_cast<int>(thread_state().icv.nthreads); }
+void omp_set_num_threads(int n) {
+  if (n > 0) thread_state().icv.nthreads = static_cast<unsigned>(n);
+}
+int omp_get_num_procs(void) { return static_cast<int>(global().num_procs); }
+int omp_in_parallel(void) { return thread_state().active_level > 0 ? 1 : 0; }
+void omp_set_dynamic(int v) { thread_state().icv.dyn = v != 0; }
+int omp_get_dynamic(void) { return thread_state().icv.dyn ? 1 : 0; }
+void omp_set_nested(int v) { thread_state().icv.max_active_levels = v != 0 ? 255 : 1; }
+int omp_get_nested(void) { return thread_state().icv.max_active_levels > 1 ? 1 : 0; }
+int omp_get_thread_limit(void) {
+  const unsigned l = global().thread_limit;
+  return l == 0 ? 2147483647 : static_cast<int>(l);
+}
+void omp_set_max_active_levels(int v) {
+  if (v >= 0) thread_state().icv.max_active_levels = static_cast<unsigned>(v > 255 ? 255 : v);
+}
+int omp_get_max_active_levels(void) { return static_cast<int>(thread_state().icv.max_active_levels); }
+int omp_get_supported_active_levels(void) { return 255; }
+int omp_get_level(void) { return static_cast<int>(thread_state().level); }
+int omp_get_active_level(void) { return static_cast<int>(thread_state().active_level); }
+int omp_get_ancestor_thread_num(int level) {
+  const Thread& t = thread_state();
+  if (level < 0 || level > static_cast<int>(t.level)) return -1;
+  if (level == static_cast<int>(t.level)) return omp_get_thread_num();
+  if (level == 0) return 0;
+  const Team* inner = team_at(t, level + 1);
+  return inner != nullptr ? static_cast<int>(inner->parent_num) : -1;
+}
+int omp_get_team_size(int level) {
+  const Thread& t = thread_state();
+  if (level < 0 || level > static_cast<int>(t.level)) return -1;
+  if (level == 0) return 1;
+  const Team* tm = team_at(t, level);
+  return tm != nullptr ? static_cast<int>(tm->n) : -1;
+}
+int omp_in_final(void) {
+  const Thread& t = thread_state();
+  return t.task != nullptr && t.task->final ? 1 : 0;
+}
+int omp_get_cancellation(void) { return global().cancel ? 1 : 0; }
+int omp_get_proc_bind(void) { return thread_state().icv.bind; }
+int omp_get_num_places(void) { return 0; }
+int omp_get_place_num(void) { return -1; }
+int omp_get_partition_num_places(void) { return 0; }
+int omp_get_max_task_priority(void) { return global().max_task_priority; }
+void omp_set_default_device(int) {}
+int omp_get_default_device(void) { return global().default_device; }
+int omp_get_num_devices(void) { return 0; }
+int omp_get_device_num(void) { return 0; }
+int omp_get_initial_device(void) { return 0; }
+int omp_is_initial_device(void) { return 1; }
+int omp_get_num_teams(void) { return host_num_teams; }
+int omp_get_team_num(void) { return host_team_num; }
+
+// omp_sched_t: 1 static, 2 dynamic, 3 guided, 4 auto; | 0x80000000 monotonic.
+void omp_set_schedule(int kind, int chunk) {
+  Thread& t = thread_state();
+  const int k = kind & 0x7fffffff;
+  if (k < 1 || k > 4) return;
+  t.icv.run_sched = k;
+  t.icv.run_chunk = chunk < 1 ? 0 : chunk;
+}
+void omp_get_schedule(int* kind, int* chunk) {
+  const Thread& t = thread_state();
+  *kind = t.icv.run_sched;
+  *chunk = t.icv.run_chunk < 1 ? (t.icv.run_sched == 1 ? 0 : 1) : static_cast<int>(t.icv.run_chunk);
+}
+
+double omp_get_wtime(void) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+double omp_get_wtick(void) {
+  timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void omp_init_lock(void* l) { static_cast<Lock*>(l)->word.store(0, std::memory_order_relaxed); }
+void omp_destroy_lock(void*) {}
+void omp_set_lock(void* l) { lock_set(static_cast<Lock*>(l)); }
+void omp_unset_lock(void* l) { lock_unset(static_cast<Lock*>(l)); }
+int omp_test_lock(void* l) { return lock_test(static_cast<Lock*>(l)) ? 1 : 0; }
+
+void omp_init_nest_lock(void* p) {
+  auto* l = static_cast<NestLock*>(p);
+  l->lock.word.store(0, std::memory_order_relaxed);
+  l->count = 0;
+  std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
+}
+void omp_destroy_nest_lock(void*) {}
+void omp_set_nest_lock(void* p) {
+  auto* l = static_cast<NestLock*>(p);
+  void* me = current_task_id();
+  // relaxed: only the owner can read itself here (it wrote the field while holding the lock);
+  // anyone else reads another value, old or new, and goes to the lock.
+  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) {
+    ++l->count;
+    return;
+  }
+  lock_set(&l->lock);
+  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
+  l->count = 1;
+}
+void omp_unset_nest_lock(void* p) {
+  auto* l = static_cast<NestLock*>(p);
+  if (--l->count == 0) {
+    std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
+    lock_unset(&l->lock);
+  }
+}
+int omp_test_nest_lock(void* p) {
+  auto* l = static_cast<NestLock*>(p);
+  void* me = current_task_id();
+  // relaxed: as in omp_set_nest_lock.
+  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) return ++l->count;
+  if (!lock_test(&l->lock)) return 0;
+  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
+  l->count = 1;
+  return 1;
+}
+
+}  // extern "C"

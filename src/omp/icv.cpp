@@ -1,0 +1,263 @@
+// The ICVs and the environment. OMP_* variables are read as libgomp reads them: a malformed value
+// is reported on one line and the default is used (the program runs on). PLAIT_* variables keep
+// their strict checking (pool_options::from_env): a malformed one stops the program when the
+// first team is made.
+#include "omp_internal.hpp"
+
+#include <sched.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace plait::omp {
+
+static void warn_invalid(const char* var, const char* val, const char* accepted) {
+  std::fprintf(stderr, "plait-omp: invalid value for environment variable %s='%s' (accepted: %s); using the default\n",
+               var, val, accepted);
+}
+
+static std::string trim(const char* s) {
+  std::string v(s);
+  std::size_t a = 0, b = v.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(v[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(v[b - 1]))) --b;
+  return v.substr(a, b - a);
+}
+
+static bool parse_ulong(const std::string& s, unsigned long long lo, unsigned long long hi, unsigned long long* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  unsigned long long x = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || x < lo || x > hi) return false;
+  *out = x;
+  return true;
+}
+
+static bool parse_bool(const std::string& s, bool* out) {
+  std::string l;
+  for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "true") { *out = true; return true; }
+  if (l == "false") { *out = false; return true; }
+  return false;
+}
+
+// OMP_STACKSIZE: a size with an optional B/K/M/G suffix (default unit K).
+static bool parse_stacksize(const std::string& s, std::size_t* out) {
+  std::size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0) return false;
+  unsigned long long x = 0;
+  if (!parse_ulong(s.substr(0, i), 1, 1ull << 40, &x)) return false;
+  std::string suf = trim(s.substr(i).c_str());
+  unsigned long long mul = 1024;
+  if (suf.empty() || suf == "k" || suf == "K") mul = 1024;
+  else if (suf == "b" || suf == "B") mul = 1;
+  else if (suf == "m" || suf == "M") mul = 1024ull * 1024;
+  else if (suf == "g" || suf == "G") mul = 1024ull * 1024 * 1024;
+  else return false;
+  *out = static_cast<std::size_t>(x * mul);
+  return true;
+}
+
+// OMP_SCHEDULE: [modifier:]kind[,chunk] with kind static|dynamic|guided|auto.
+static bool parse_schedule(const std::string& s0, int* kind, long* chunk) {
+  std::string s;
+  for (char c : s0) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto colon = s.find(':');
+  if (colon != std::string::npos) {
+    std::string mod = trim(s.substr(0, colon).c_str());
+    if (mod != "monotonic" && mod != "nonmonotonic") return false;
+    s = s.substr(colon + 1);
+  }
+  std::string k = s, c;
+  auto comma = s.find(',');
+  if (comma != std::string::npos) {
+    k = s.substr(0, comma);
+    c = trim(s.substr(comma + 1).c_str());
+  }
+  k = trim(k.c_str());
+  int kk;
+  if (k == "static") kk = 1;
+  else if (k == "dynamic") kk = 2;
+  else if (k == "guided") kk = 3;
+  else if (k == "auto") kk = 4;
+  else return false;
+  long ch = 0;
+  if (comma != std::string::npos) {
+    unsigned long long x;
+    if (!parse_ulong(c, 1, 1ull << 31, &x)) return false;
+    ch = static_cast<long>(x);
+  }
+  *kind = kk;
+  *chunk = ch;
+  return true;
+}
+
+static unsigned cpus_available() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return static_cast<unsigned>(CPU_COUNT(&mask));
+  return 1;
+}
+
+static Global read_env() {
+  Global g;
+  g.num_procs = cpus_available();
+  g.icv.nthreads = g.num_procs;
+  if (const char* v = std::getenv("OMP_NUM_THREADS")) {
+    std::string s = trim(v);
+    std::vector<unsigned> list;
+    bool ok = !s.empty();
+    std::size_t pos = 0;
+    while (ok && pos <= s.size()) {
+      auto comma = s.find(',', pos);
+      std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos).c_str());
+      unsigned long long x;
+      if (!parse_ulong(item, 1, 1u << 16, &x)) ok = false;
+      else list.push_back(static_cast<unsigned>(x));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    if (ok && !list.empty()) {
+      g.nthreads_list = list;
+      g.icv.nthreads = list[0];
+    } else {
+      warn_invalid("OMP_NUM_THREADS", v, "a positive integer or a comma-separated list of them");
+    }
+  }
+  if (const char* v = std::getenv("OMP_DYNAMIC")) {
+    bool b;
+    if (parse_bool(trim(v), &b)) g.icv.dyn = b;
+    else warn_invalid("OMP_DYNAMIC", v, "true or false");
+  }
+  if (const char* v = std::getenv("OMP_SCHEDULE")) {
+    int k;
+    long c;
+    if (parse_schedule(v, &k, &c)) {
+      g.icv.run_sched = k;
+      g.icv.run_chunk = c;
+    } else {
+      warn_invalid("OMP_SCHEDULE", v, "[monotonic:|nonmonotonic:]static|dynamic|guided|auto[,chunk]");
+    }
+  } else {
+    g.icv.run_sched = 2;  // libgomp's default run-sched-var: dynamic, chunk 1
+    g.icv.run_chunk = 1;
+  }
+  // Nested parallelism: inner regions run with one thread unless OMP_MAX_ACTIVE_LEVELS (or
+  // OMP_NESTED=true) allows more, as in libgomp. Plait runs an active inner region as a team of
+  // one thread in any case (docs/openmp.md, "Nested parallel regions"), but the levels are kept.
+  g.icv.max_active_levels = 1;
+  if (const char* v = std::getenv("OMP_NESTED")) {
+    bool b;
+    if (parse_bool(trim(v), &b)) g.icv.max_active_levels = b ? 255 : 1;
+    else warn_invalid("OMP_NESTED", v, "true or false");
+  }
+  if (g.nthreads_list.size() > 1 && std::getenv("OMP_MAX_ACTIVE_LEVELS") == nullptr && std::getenv("OMP_NESTED") == nullptr)
+    g.icv.max_active_levels = static_cast<unsigned>(g.nthreads_list.size());
+  if (const char* v = std::getenv("OMP_MAX_ACTIVE_LEVELS")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 0, 255, &x)) g.icv.max_active_levels = static_cast<unsigned>(x);
+    else warn_invalid("OMP_MAX_ACTIVE_LEVELS", v, "an integer in 0..255");
+  }
+  if (const char* v = std::getenv("OMP_THREAD_LIMIT")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 1, 1u << 16, &x)) g.thread_limit = static_cast<unsigned>(x);
+    else warn_invalid("OMP_THREAD_LIMIT", v, "a positive integer");
+  }
+  if (const char* v = std::getenv("OMP_STACKSIZE")) {
+    std::size_t z;
+    if (parse_stacksize(trim(v), &z)) g.stacksize = z < (64u << 10) ? (64u << 10) : z;
+    else warn_invalid("OMP_STACKSIZE", v, "a size with an optional B, K, M or G suffix (default K)");
+  }
+  if (const char* v = std::getenv("OMP_WAIT_POLICY")) {
+    std::string s;
+    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "active") g.wait_active = true;
+    else if (s == "passive") g.wait_active = false;
+    else warn_invalid("OMP_WAIT_POLICY", v, "active or passive");
+  }
+  if (const char* v = std::getenv("OMP_CANCELLATION")) {
+    bool b;
+    if (parse_bool(trim(v), &b)) g.cancel = b;
+    else warn_invalid("OMP_CANCELLATION", v, "true or false");
+  }
+  if (const char* v = std::getenv("OMP_PROC_BIND")) {
+    std::string s;
+    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::vector<int> list;
+    bool ok = true;
+    std::size_t pos = 0;
+    for (;;) {
+      auto comma = s.find(',', pos);
+      std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos).c_str());
+      if (item == "false" && list.empty() && comma == std::string::npos) list.push_back(0);
+      else if (item == "true" && list.empty() && comma == std::string::npos) list.push_back(1);
+      else if (item == "master" || item == "primary") list.push_back(2);
+      else if (item == "close") list.push_back(3);
+      else if (item == "spread") list.push_back(4);
+      else ok = false;
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    if (ok && !list.empty()) {
+      g.bind_list = list;
+      g.icv.bind = list[0];
+    } else {
+      warn_invalid("OMP_PROC_BIND", v, "true, false, or a list of primary, master, close, spread");
+    }
+  }
+  if (const char* v = std::getenv("OMP_MAX_TASK_PRIORITY")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.max_task_priority = static_cast<int>(x);
+    else warn_invalid("OMP_MAX_TASK_PRIORITY", v, "a non-negative integer");
+  }
+  if (const char* v = std::getenv("OMP_DEFAULT_DEVICE")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.default_device = static_cast<int>(x);
+    else warn_invalid("OMP_DEFAULT_DEVICE", v, "a non-negative integer");
+  }
+  return g;
+}
+
+const Global& global() {
+  static const Global g = read_env();
+  return g;
+}
+
+void display_env_once() {
+  static const bool done = [] {
+    const char* v = std::getenv("OMP_DISPLAY_ENV");
+    if (v == nullptr) return true;
+    std::string s;
+    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s != "true" && s != "verbose") {
+      if (s != "false") warn_invalid("OMP_DISPLAY_ENV", v, "true, verbose or false");
+      return true;
+    }
+    const Global& g = global();
+    static const char* const kinds[] = {"", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+    static const char* const binds[] = {"FALSE", "TRUE", "PRIMARY", "CLOSE", "SPREAD"};
+    std::fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
+    std::fprintf(stderr, "  _OPENMP = '201511'\n");
+    std::fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", g.icv.dyn ? "TRUE" : "FALSE");
+    std::fprintf(stderr, "  OMP_NUM_THREADS = '%u'\n", g.icv.nthreads);
+    std::fprintf(stderr, "  OMP_SCHEDULE = '%s,%ld'\n", kinds[g.icv.run_sched & 7], g.icv.run_chunk);
+    std::fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[g.icv.bind]);
+    std::fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g.stacksize);
+    std::fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g.wait_active ? "ACTIVE" : "PASSIVE");
+    std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n", g.thread_limit == 0 ? 4294967295u : g.thread_limit);
+    std::fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%u'\n", g.icv.max_active_levels);
+    std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
+    std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
+    std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
+    std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
+    std::fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace plait::omp

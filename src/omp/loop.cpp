@@ -1,0 +1,444 @@
+// Worksharing loops (long and unsigned long long iteration variables), ordered, and sections.
+//
+// Every loop is cut in the logical iteration space 0..n-1 (iteration i is start + i * incr), so
+// the schedules are written once for both types. A loop's shared state lives in one of the team's
+// worksharing slots (Team::ws, a ring): the first member to reach the construct sets it up, the last
+// to leave frees it for the construct ws_ring later. static schedules need no shared state beyond
+// that; dynamic hands out chunks with one fetch_add; guided with a CAS.
+#include "omp_internal.hpp"
+
+#include <sched.h>
+
+namespace plait::omp {
+
+// A short protocol wait (a worksharing slot still in use by a member ws_ring constructs behind, a
+// slot being set up, an ordered turn): spin, then yield. These are waits for a few instructions
+// of another member, or for its turn in a loop it is running — not waits for tasks.
+template <class Cond>
+static void spin_until(Cond done) noexcept {
+  for (unsigned i = 0; !done(); ++i) {
+    if (i < 256)
+      __builtin_ia32_pause();
+    else
+      sched_yield();
+  }
+}
+
+template <class Init>
+static WorkShare* ws_enter(Thread& t, Init init) noexcept {
+  Team& team = *t.team;
+  const std::uint64_t k = t.ws_seq++;
+  WorkShare& s = team.ws[k % ws_ring];
+  // acquire: pairs with ws_leave's release of the slot for construct k.
+  spin_until([&] { return s.serves.load(std::memory_order_acquire) == k; });
+  int st = 0;
+  // acquire/release: the member that moves state 0 -> 1 sets the slot up and publishes it with 2.
+  if (s.state.compare_exchange_strong(st, 1, std::memory_order_acquire, std::memory_order_acquire)) {
+    init(s);
+    s.state.store(2, std::memory_order_release);
+  } else {
+    spin_until([&] { return s.state.load(std::memory_order_acquire) == 2; });
+  }
+  t.ws = &s;
+  return &s;
+}
+
+static void ws_leave(Thread& t) noexcept {
+  WorkShare* s = t.ws;
+  t.ws = nullptr;
+  if (s == nullptr) return;
+  // acq_rel: the last member to leave sees every other member done with the slot.
+  if (s->finished.fetch_add(1, std::memory_order_acq_rel) == t.team->n - 1) {
+    const std::uint64_t k = s->serves.load(std::memory_order_relaxed);
+    // relaxed: published by the release store of `serves` below.
+    s->finished.store(0, std::memory_order_relaxed);
+    s->state.store(0, std::memory_order_relaxed);
+    s->next.store(0, std::memory_order_relaxed);
+    s->ordered_next.store(0, std::memory_order_relaxed);
+    s->canceled.store(false, std::memory_order_relaxed);
+    s->serves.store(k + ws_ring, std::memory_order_release);
+  }
+}
+
+// ---- The iteration space -----------------------------------------------------------------------
+
+static std::int64_t trip_long(long start, long end, long incr) {
+  if (incr > 0) {
+    if (end <= start) return 0;
+    return static_cast<std::int64_t>((static_cast<unsigned long>(end) - static_cast<unsigned long>(start) +
+                                      static_cast<unsigned long>(incr) - 1) / static_cast<unsigned long>(incr));
+  }
+  if (start <= end) return 0;
+  const unsigned long step = static_cast<unsigned long>(-(incr + 1)) + 1;  // -incr without overflow
+  return static_cast<std::int64_t>((static_cast<unsigned long>(start) - static_cast<unsigned long>(end) + step - 1) / step);
+}
+
+static std::int64_t trip_ull(bool up, unsigned long long start, unsigned long long end, unsigned long long incr) {
+  if (up) {
+    if (end <= start) return 0;
+    return static_cast<std::int64_t>((end - start + incr - 1) / incr);
+  }
+  if (start <= end) return 0;
+  const unsigned long long step = -incr;
+  return static_cast<std::int64_t>((start - end + step - 1) / step);
+}
+
+static void set_long(WorkShare& s, long start, long end, long incr, long chunk, int kind) {
+  s.ull = false;
+  s.start = start;
+  s.incr = incr;
+  s.n = trip_long(start, end, incr);
+  s.chunk = chunk;
+  s.kind = kind;
+}
+
+static void set_ull(WorkShare& s, bool up, unsigned long long start, unsigned long long end, unsigned long long incr,
+                    unsigned long long chunk, int kind) {
+  s.ull = true;
+  s.up = up;
+  s.ustart = start;
+  s.uincr = incr;
+  s.n = trip_ull(up, start, end, incr);
+  s.chunk = static_cast<std::int64_t>(chunk);
+  s.kind = kind;
+}
+
+// The kind and chunk a `runtime` (or auto) schedule means now.
+static void resolve_kind(const Thread& t, int* kind, std::int64_t* chunk) {
+  if (*kind == sched_runtime) {
+    *kind = t.icv.run_sched == 4 ? sched_guided : t.icv.run_sched;
+    *chunk = t.icv.run_chunk;
+  } else if (*kind == sched_auto) {
+    *kind = sched_guided;
+    *chunk = 1;
+  }
+  if (*kind != sched_static && *chunk < 1) *chunk = 1;
+}
+
+// The next chunk [lo, hi) of logical iterations for thread t, or false when none is left.
+static bool next_chunk(Thread& t, std::int64_t* lo, std::int64_t* hi) {
+  WorkShare& s = *t.ws;
+  const std::int64_t n = s.n;
+  const std::int64_t nth = t.team->n;
+  // relaxed: a cancellation flag; the loop's end orders the rest.
+  if (s.canceled.load(std::memory_order_relaxed)) return false;
+  switch (s.kind) {
+    case sched_static: {
+      if (s.chunk <= 0) {  // one block per member: the first n % nth members get one more
+        if (t.static_next > 0) return false;
+        t.static_next = 1;
+        const std::int64_t q = n / nth, r = n % nth, k = t.num;
+        *lo = k * q + (k < r ? k : r);
+        *hi = *lo + q + (k < r ? 1 : 0);
+        return *lo < *hi;
+      }
+      const std::int64_t c = t.static_next++ * nth + t.num;  // this member's next chunk index
+      if (c > (n - 1) / s.chunk || n == 0) return false;
+      *lo = c * s.chunk;
+      *hi = n - *lo > s.chunk ? *lo + s.chunk : n;
+      return true;
+    }
+    case sched_dynamic: {
+      // relaxed: the counter only hands out disjoint ranges; no data flows through it.
+      const std::int64_t a = s.next.fetch_add(s.chunk, std::memory_order_relaxed);
+      if (a >= n) return false;
+      *lo = a;
+      *hi = n - a > s.chunk ? a + s.chunk : n;
+      return true;
+    }
+    default: {  // guided: about 1/(2 nth) of what is left, at least the chunk
+      std::int64_t a = s.next.load(std::memory_order_relaxed);
+      for (;;) {
+        if (a >= n) return false;
+        const std::int64_t rem = n - a;
+        std::int64_t c = (rem + 2 * nth - 1) / (2 * nth);
+        if (c < s.chunk) c = s.chunk;
+        if (c > rem) c = rem;
+        // relaxed: as for dynamic; on failure `a` is reloaded.
+        if (s.next.compare_exchange_weak(a, a + c, std::memory_order_relaxed)) {
+          *lo = a;
+          *hi = a + c;
+          return true;
+        }
+      }
+    }
+  }
+}
+
+// ordered: a member may enter the ordered region of logical iteration i once ordered_next == i.
+// A member that leaves a chunk (or the loop) first waits for its turn and then passes the rest of
+// its chunk, so iterations that skipped the ordered region do not hold the others up.
+static void ordered_pass(Thread& t) {
+  WorkShare& s = *t.ws;
+  if (t.ord_iter >= t.ord_end) return;
+  const std::int64_t mine = t.ord_iter;
+  // acquire: pairs with the release store of the member before us.
+  spin_until([&] { return s.ordered_next.load(std::memory_order_acquire) >= mine; });
+  s.ordered_next.store(t.ord_end, std::memory_order_release);
+  t.ord_iter = t.ord_end;
+}
+
+template <class T>
+static bool hand_out(Thread& t, bool ordered, T* istart, T* iend) {
+  if (ordered) ordered_pass(t);
+  std::int64_t lo, hi;
+  if (!next_chunk(t, &lo, &hi)) return false;
+  if (ordered) {
+    t.ord_iter = lo;
+    t.ord_end = hi;
+  }
+  const WorkShare& s = *t.ws;
+  if constexpr (sizeof(T) == sizeof(long) && static_cast<T>(-1) < 0) {
+    *istart = static_cast<T>(static_cast<unsigned long>(s.start) + static_cast<unsigned long>(lo) * static_cast<unsigned long>(s.incr));
+    *iend = static_cast<T>(static_cast<unsigned long>(s.start) + static_cast<unsigned long>(hi) * static_cast<unsigned long>(s.incr));
+  } else {
+    *istart = static_cast<T>(s.ustart + static_cast<unsigned long long>(lo) * s.uincr);
+    *iend = static_cast<T>(s.ustart + static_cast<unsigned long long>(hi) * s.uincr);
+  }
+  return true;
+}
+
+// A thread outside every team runs a loop alone: the whole space is its one chunk. It still uses
+// a team of one, so that the same code serves; made on first use and kept.
+static Thread& loop_thread() {
+  Thread& t = thread_state();
+  if (t.team == nullptr) {
+    static thread_local Team solo;
+    static thread_local bool ready = false;
+    if (!ready) {
+      for (unsigned i = 0; i < ws_ring; ++i) solo.ws[i].serves.store(i, std::memory_order_relaxed);
+      ready = true;
+    }
+    solo.n = 1;
+    t.team = &solo;  // cleared again by loop_end (orphaned constructs outside a region)
+  }
+  return t;
+}
+
+static void loop_end_common(Thread& t, bool barrier) {
+  if (t.ws != nullptr && t.ord_end > 0) ordered_pass(t);
+  t.ord_iter = t.ord_end = 0;
+  ws_leave(t);
+  if (t.team != nullptr && t.team->pool == nullptr && t.team->level == 0) {
+    t.team = nullptr;  // the solo team of an orphaned loop outside every region
+    return;
+  }
+  if (barrier) team_barrier(t);
+}
+
+static bool start_long(long start, long end, long incr, int kind, long chunk, bool ordered, long* istart, long* iend) {
+  Thread& t = loop_thread();
+  std::int64_t ch = chunk;
+  resolve_kind(t, &kind, &ch);
+  ws_enter(t, [&](WorkShare& s) { set_long(s, start, end, incr, static_cast<long>(ch), kind); });
+  t.static_next = 0;
+  t.ord_iter = t.ord_end = 0;
+  return hand_out(t, ordered, istart, iend);
+}
+
+static bool start_ull(bool up, unsigned long long start, unsigned long long end, unsigned long long incr, int kind,
+                      unsigned long long chunk, bool ordered, unsigned long long* istart, unsigned long long* iend) {
+  Thread& t = loop_thread();
+  std::int64_t ch = static_cast<std::int64_t>(chunk);
+  resolve_kind(t, &kind, &ch);
+  ws_enter(t, [&](WorkShare& s) { set_ull(s, up, start, end, incr, static_cast<unsigned long long>(ch), kind); });
+  t.static_next = 0;
+  t.ord_iter = t.ord_end = 0;
+  return hand_out(t, ordered, istart, iend);
+}
+
+static bool next_long(bool ordered, long* istart, long* iend) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr) return false;
+  return hand_out(t, ordered, istart, iend);
+}
+
+static bool next_ull(bool ordered, unsigned long long* istart, unsigned long long* iend) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr) return false;
+  return hand_out(t, ordered, istart, iend);
+}
+
+// Combined parallel loops: each member enters the loop before running fn, which then calls _next.
+namespace {
+struct LoopParams {
+  long start, end, incr, chunk;
+  int kind;
+};
+struct SectionsParams {
+  unsigned count;
+};
+}  // namespace
+
+static void setup_loop(Thread& t, const void* p) {
+  const auto& lp = *static_cast<const LoopParams*>(p);
+  int kind = lp.kind;
+  std::int64_t ch = lp.chunk;
+  resolve_kind(t, &kind, &ch);
+  ws_enter(t, [&](WorkShare& s) { set_long(s, lp.start, lp.end, lp.incr, static_cast<long>(ch), kind); });
+  t.static_next = 0;
+  t.ord_iter = t.ord_end = 0;
+}
+
+static void setup_sections(Thread& t, const void* p) {
+  const auto& sp = *static_cast<const SectionsParams*>(p);
+  ws_enter(t, [&](WorkShare& s) { set_long(s, 1, static_cast<long>(sp.count) + 1, 1, 1, sched_dynamic); });
+}
+
+static void parallel_loop(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk, int kind) {
+  LoopParams lp{start, end, incr, chunk, kind};
+  parallel_with(fn, data, n, &setup_loop, &lp);
+}
+
+static unsigned section_next(Thread& t) {
+  long lo, hi;
+  if (t.ws == nullptr || !hand_out(t, false, &lo, &hi)) return 0;
+  return static_cast<unsigned>(lo);
+}
+
+}  // namespace plait::omp
+
+using namespace plait::omp;
+
+extern "C" {
+
+// ---- long loops ----
+bool GOMP_loop_static_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_static, c, false, a, b); }
+bool GOMP_loop_dynamic_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_dynamic, c, false, a, b); }
+bool GOMP_loop_guided_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_guided, c, false, a, b); }
+bool GOMP_loop_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, false, a, b); }
+bool GOMP_loop_nonmonotonic_dynamic_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_dynamic, c, false, a, b); }
+bool GOMP_loop_nonmonotonic_guided_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_guided, c, false, a, b); }
+bool GOMP_loop_nonmonotonic_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, false, a, b); }
+bool GOMP_loop_maybe_nonmonotonic_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, false, a, b); }
+
+bool GOMP_loop_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_start with team memory (lastprivate conditional, scan) is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_long(s, e, i, kind, c, false, a, b);
+}
+
+bool GOMP_loop_ordered_static_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_static, c, true, a, b); }
+bool GOMP_loop_ordered_dynamic_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_dynamic, c, true, a, b); }
+bool GOMP_loop_ordered_guided_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_guided, c, true, a, b); }
+bool GOMP_loop_ordered_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, true, a, b); }
+bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_ordered_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_ordered_start with team memory is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_long(s, e, i, kind, c, true, a, b);
+}
+
+bool GOMP_loop_static_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_dynamic_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_guided_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_runtime_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_nonmonotonic_dynamic_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_nonmonotonic_guided_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_nonmonotonic_runtime_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_maybe_nonmonotonic_runtime_next(long* a, long* b) { return next_long(false, a, b); }
+bool GOMP_loop_ordered_static_next(long* a, long* b) { return next_long(true, a, b); }
+bool GOMP_loop_ordered_dynamic_next(long* a, long* b) { return next_long(true, a, b); }
+bool GOMP_loop_ordered_guided_next(long* a, long* b) { return next_long(true, a, b); }
+bool GOMP_loop_ordered_runtime_next(long* a, long* b) { return next_long(true, a, b); }
+
+// ---- unsigned long long loops ----
+using ull = unsigned long long;
+bool GOMP_loop_ull_static_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_static, c, false, a, b); }
+bool GOMP_loop_ull_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, false, a, b); }
+bool GOMP_loop_ull_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, false, a, b); }
+bool GOMP_loop_ull_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
+bool GOMP_loop_ull_maybe_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
+bool GOMP_loop_ull_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_ull_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_ull_start with team memory (lastprivate conditional, scan) is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_ull(up, s, e, i, kind, c, false, a, b);
+}
+bool GOMP_loop_ull_ordered_static_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_static, c, true, a, b); }
+bool GOMP_loop_ull_ordered_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, true, a, b); }
+bool GOMP_loop_ull_ordered_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, true, a, b); }
+bool GOMP_loop_ull_ordered_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, true, a, b); }
+bool GOMP_loop_ull_ordered_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_ull_ordered_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_ull_ordered_start with team memory is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_ull(up, s, e, i, kind, c, true, a, b);
+}
+bool GOMP_loop_ull_static_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_dynamic_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_guided_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_runtime_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_dynamic_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_guided_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_nonmonotonic_runtime_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_maybe_nonmonotonic_runtime_next(ull* a, ull* b) { return next_ull(false, a, b); }
+bool GOMP_loop_ull_ordered_static_next(ull* a, ull* b) { return next_ull(true, a, b); }
+bool GOMP_loop_ull_ordered_dynamic_next(ull* a, ull* b) { return next_ull(true, a, b); }
+bool GOMP_loop_ull_ordered_guided_next(ull* a, ull* b) { return next_ull(true, a, b); }
+bool GOMP_loop_ull_ordered_runtime_next(ull* a, ull* b) { return next_ull(true, a, b); }
+
+void GOMP_loop_end(void) { loop_end_common(thread_state(), true); }
+void GOMP_loop_end_nowait(void) { loop_end_common(thread_state(), false); }
+bool GOMP_loop_end_cancel(void) {
+  Thread& t = thread_state();
+  loop_end_common(t, true);
+  return t.team != nullptr && t.team->canceled.load(std::memory_order_relaxed);
+}
+
+// ---- ordered ----
+void GOMP_ordered_start(void) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr) return;
+  WorkShare& s = *t.ws;
+  const std::int64_t mine = t.ord_iter;
+  // acquire: pairs with the release store of the member whose turn came before.
+  spin_until([&] { return s.ordered_next.load(std::memory_order_acquire) >= mine; });
+}
+void GOMP_ordered_end(void) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr) return;
+  ++t.ord_iter;
+  // release: this iteration's ordered region happens-before the next one's.
+  t.ws->ordered_next.store(t.ord_iter, std::memory_order_release);
+}
+
+// ---- combined parallel loops ----
+void GOMP_parallel_loop_static(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_static); }
+void GOMP_parallel_loop_dynamic(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_dynamic); }
+void GOMP_parallel_loop_guided(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_guided); }
+void GOMP_parallel_loop_runtime(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, unsigned) { parallel_loop(fn, d, n, s, e, i, 0, sched_runtime); }
+void GOMP_parallel_loop_nonmonotonic_dynamic(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_dynamic); }
+void GOMP_parallel_loop_nonmonotonic_guided(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_guided); }
+void GOMP_parallel_loop_nonmonotonic_runtime(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, unsigned) { parallel_loop(fn, d, n, s, e, i, 0, sched_runtime); }
+void GOMP_parallel_loop_maybe_nonmonotonic_runtime(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, unsigned) { parallel_loop(fn, d, n, s, e, i, 0, sched_runtime); }
+
+// ---- sections ----
+unsigned GOMP_sections_start(unsigned count) {
+  Thread& t = loop_thread();
+  ws_enter(t, [&](WorkShare& s) { set_long(s, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic); });
+  return section_next(t);
+}
+unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_sections2_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_sections2_start with team memory is not implemented");
+  return GOMP_sections_start(count);
+}
+unsigned GOMP_sections_next(void) { return section_next(thread_state()); }
+void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count, unsigned) {
+  SectionsParams sp{count};
+  parallel_with(fn, data, n, &setup_sections, &sp);
+}
+void GOMP_sections_end(void) { loop_end_common(thread_state(), true); }
+void GOMP_sections_end_nowait(void) { loop_end_common(thread_state(), false); }
+bool GOMP_sections_end_cancel(void) {
+  Thread& t = thread_state();
+  loop_end_common(t, true);
+  return t.team != nullptr && t.team->canceled.load(std::memory_order_relaxed);
+}
+
+}  // extern "C"

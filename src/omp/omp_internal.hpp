@@ -1,0 +1,210 @@
+// Internal: the OpenMP front door — the libgomp ABI (GOMP_* entry points, omp_* API) on Plait's
+// scheduler. Built as its own shared library, libplait-omp.so (docs/openmp.md).
+//
+// The pieces, and where they live:
+//   omp_internal.hpp  this file: ICVs, per-thread state, teams, task records
+//   icv.cpp           the ICVs and the OMP_* / PLAIT_* environment
+//   team.cpp          parallel regions (one Plait pool per team size; the master adopts worker 0,
+//                     the other members get their implicit task by mail), the barrier, single,
+//                     critical, atomic, cancellation
+//   loop.cpp          worksharing loops (long and unsigned long long), ordered, sections
+//   task.cpp          explicit tasks, taskwait, taskgroup, dependences (Plait's data-flow engine),
+//                     detach, taskloop
+//   api.cpp           omp_* queries, locks, timers
+//   unimplemented.cpp every other entry point of libgomp: one line naming it, exit 2
+//
+// Waiting is the runtime's: every wait here (barrier, taskwait, taskgroup end, a member leaving a
+// team) is run_until / group_wait on a latch, so waiting threads run tasks and sleep when there are
+// none.
+#pragma once
+
+#include "../pool_impl.hpp"
+
+#include <plait/dataflow.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace plait::omp {
+
+// gcc's schedule kinds (gomp-constants.h: GFS_*), and the monotonic flag of GOMP_loop_start.
+enum sched : int { sched_runtime = 0, sched_static = 1, sched_dynamic = 2, sched_guided = 3, sched_auto = 4 };
+inline constexpr unsigned long sched_monotonic = 0x80000000UL;
+
+// GOMP_task / GOMP_taskloop flags.
+inline constexpr unsigned task_untied = 1u << 0, task_final = 1u << 1, task_mergeable = 1u << 2,
+                          task_depend = 1u << 3, task_priority = 1u << 4, task_up = 1u << 8,
+                          task_grainsize = 1u << 9, task_if = 1u << 10, task_nogroup = 1u << 11,
+                          task_reduction = 1u << 12, task_detach = 1u << 13, task_strict = 1u << 14;
+
+// GOMP_cancel kinds.
+inline constexpr int cancel_parallel = 1, cancel_loop = 2, cancel_sections = 4, cancel_taskgroup = 8;
+
+// Depend kinds of the second depend-array format and of omp_depend_t objects.
+inline constexpr std::uintptr_t dep_in = 1, dep_out = 2, dep_inout = 3, dep_mutexinoutset = 4, dep_inoutset = 5;
+
+// ---- ICVs (icv.cpp) -------------------------------------------------------------------------
+
+struct Icv {
+  unsigned nthreads = 1;       // nthreads-var (first level; nested levels in Global::nthreads_list)
+  bool dyn = false;            // dyn-var
+  int run_sched = sched_static;  // run-sched-var kind (omp_sched_t values: 1 static, 2 dynamic, 3 guided, 4 auto)
+  long run_chunk = 0;          // 0: the kind's default
+  unsigned max_active_levels = 1;
+  int bind = 0;                // bind-var (omp_proc_bind_t)
+};
+
+struct Global {
+  Icv icv;                        // the initial task's ICVs
+  std::vector<unsigned> nthreads_list;  // OMP_NUM_THREADS as a list (level 1, 2, ...)
+  std::vector<int> bind_list;           // OMP_PROC_BIND as a list
+  unsigned thread_limit = 0;      // 0: none
+  std::size_t stacksize = 0;      // OMP_STACKSIZE in bytes (0: Plait's default)
+  bool cancel = false;            // OMP_CANCELLATION
+  bool wait_active = false;       // OMP_WAIT_POLICY=active: idle workers never sleep
+  unsigned num_procs = 1;
+  int default_device = 0;
+  int max_task_priority = 0;
+};
+// Read once, at the library's first use (thread-safe: a function-local static).
+const Global& global();
+// Prints the OMP_DISPLAY_ENV block when asked to (once).
+void display_env_once();
+
+// ---- Teams, tasks ---------------------------------------------------------------------------
+
+struct Team;
+struct Taskgroup;
+
+// What taskwait, taskgroup and the barrier wait for, per task. An implicit task's context lives
+// on its thread's stack for the length of the region; an explicit task's lives in its record.
+struct TaskCtx {
+  detail::CountLatch children;   // children whose body has not finished (taskwait waits for 0)
+  // References to an explicit task's record: 1 for its own body, 1 per child that may still
+  // touch `children`. The record is freed when it reaches 0. (Unused for implicit tasks.)
+  std::atomic<std::int32_t> refs{1};
+  TaskCtx* parent = nullptr;
+  Taskgroup* group = nullptr;    // the innermost taskgroup of this task (new children count in it)
+  plait::dataflow_group* deps = nullptr;  // siblings ordered by depend clauses, made on first use
+  // The deque head when the task started: its waits run only slots above it (its own children
+  // and theirs). Running an enclosing task's queued siblings inside a nested wait would nest one
+  // frame per task and overflow the stack.
+  std::uint32_t floor = 0;
+  bool is_explicit = false;
+  bool final = false;
+};
+
+struct Taskgroup {
+  detail::CountLatch pending;    // tasks of the group's set not finished
+  std::uint32_t floor = 0;       // the deque head at the taskgroup's start (its end runs slots above)
+  Taskgroup* prev = nullptr;     // the enclosing taskgroup of the same task
+  std::atomic<bool> canceled{false};
+};
+
+// One worksharing construct (a loop or sections) shared by the team; a ring of them lets threads
+// run ahead through `nowait` constructs.
+struct WorkShare {
+  // The construct number this slot serves next (slot i first serves construct i, then i + ring);
+  // a thread arriving at construct k waits until `serves == k`.
+  std::atomic<std::uint64_t> serves{0};
+  // 0: not set up for `serves` yet; 1: being set up; 2: ready.
+  std::atomic<int> state{0};
+  std::atomic<unsigned> finished{0};  // threads done with it; the last frees the slot
+  // Loop: the logical iteration space is 0..n-1 (iteration i is start + i * incr).
+  bool ull = false;
+  bool up = true;
+  long start = 0, incr = 1;
+  unsigned long long ustart = 0, uincr = 1;
+  std::int64_t n = 0;
+  std::int64_t chunk = 1;
+  int kind = sched_static;
+  alignas(cache_line) std::atomic<std::int64_t> next{0};  // dynamic/guided: first unassigned iteration
+  alignas(cache_line) std::atomic<std::int64_t> ordered_next{0};  // next logical iteration allowed in `ordered`
+  std::atomic<bool> canceled{false};
+};
+inline constexpr unsigned ws_ring = 8;
+
+struct Member;
+
+struct Team {
+  detail::Pool* pool = nullptr;
+  unsigned n = 1;
+  unsigned level = 0;         // nesting level of this region (1 for the outermost parallel)
+  unsigned active_level = 0;  // active (more than one thread) regions enclosing, this one included
+  Team* parent = nullptr;
+  unsigned parent_num = 0;    // the master's thread number in the parent team
+  void (*fn)(void*) = nullptr;
+  void* data = nullptr;
+  Icv icv;                    // the members' ICVs at the start
+
+  // Barrier: arrivals of the current phase, and one latch per phase parity (see team_barrier).
+  alignas(cache_line) std::atomic<unsigned> arrived{0};
+  detail::CountLatch phase[2];
+  // Explicit tasks of the region not finished: the implicit barrier waits for 0.
+  alignas(cache_line) detail::CountLatch tasks;
+  // Members that have not reached the region's end (its implicit barrier waits for 0).
+  alignas(cache_line) detail::CountLatch finish;
+  // Members other than the master still inside the team (the master frees the team after 0).
+  alignas(cache_line) detail::CountLatch left;
+
+  alignas(cache_line) std::atomic<std::uint64_t> single{0};  // singles claimed so far
+  void* copyprivate = nullptr;
+  std::atomic<bool> canceled{false};  // cancel parallel
+
+  WorkShare ws[ws_ring];
+  Member* members = nullptr;
+};
+
+struct Member {
+  detail::Mail mail;
+  Team* team;
+  unsigned num;
+};
+
+// Per-thread state. A thread outside every region has team == nullptr and runs the initial
+// task; inside a region it is member `num` of `team`.
+struct Thread {
+  Team* team = nullptr;
+  unsigned num = 0;
+  unsigned level = 0;          // omp_get_level: enclosing parallel regions, inactive ones included
+  unsigned active_level = 0;   // omp_get_active_level
+  TaskCtx* task = nullptr;     // the task this thread runs now
+  Icv icv;
+  bool icv_set = false;        // icv was initialised from the global ICVs
+  std::uint64_t ws_seq = 0;    // worksharing constructs this thread has entered in `team`
+  std::uint64_t single_seq = 0;
+  unsigned bar_phase = 0;
+  // The loop this thread is in: its slot, and for static schedules its own position.
+  WorkShare* ws = nullptr;
+  std::int64_t static_next = 0;   // static: index of the next chunk of this thread
+  std::int64_t ord_iter = 0;      // ordered: the logical iteration this thread is at
+  std::int64_t ord_end = 0;       // ordered: end of this thread's current chunk
+  bool in_sections = false;
+};
+
+Thread& thread_state() noexcept;  // team.cpp; initialises the ICVs on first use
+
+// The worker the calling thread is in its team's pool (null outside every region).
+inline detail::Worker* worker_of(const Thread& t) noexcept { return t.team != nullptr ? detail::current_worker() : nullptr; }
+
+// team.cpp
+// The region's end: every member arrives, then every explicit task of the region is done.
+void team_end_barrier(Thread& t) noexcept;
+// A parallel region of (up to) n threads running fn(data); setup(t, params), if given, runs in each
+// member before fn (the worksharing construct of a combined parallel loop or sections).
+void parallel_with(void (*fn)(void*), void* data, unsigned n, void (*setup)(Thread&, const void*), const void* params);
+void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks of the region included)
+[[noreturn]] void fatal(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+
+// team.cpp: the host league of GOMP_teams_reg (omp_get_team_num / omp_get_num_teams).
+extern thread_local int host_team_num;
+extern thread_local int host_num_teams;
+
+// task.cpp
+void taskwait(Thread& t) noexcept;
+// The explicit-task bookkeeping around a body run elsewhere (taskloop, dependences).
+void task_done_for_team(Team* team) noexcept;
+
+}  // namespace plait::omp
