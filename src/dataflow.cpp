@@ -671,8 +671,11 @@ void dataflow_group::execute(detail::dep_node* n) noexcept {
       st.canceled.store(true, std::memory_order_relaxed);
     }
   }
-  // acq_rel: with run_held, the later of this and release_hold finishes the task.
-  if (n->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finished(n);
+  // A node not added by run_held has holds == 1 for its whole life and nobody else touches the
+  // field: finish without an RMW (acquire: if release_hold came first, its writes are ours). With run_held (holds 2, set
+  // before the node was published), acq_rel: the later of this and release_hold finishes it.
+  if (n->holds.load(std::memory_order_acquire) == 1 || n->holds.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    finished(n);
 }
 
 void dataflow_group::release_hold(detail::dep_node* n) noexcept {
