@@ -184,17 +184,7 @@ class dataflow_group {
   }
   template <class F>
   void run(std::span<const access> deps, F&& f) {
-    using T = detail::dep_task<std::decay_t<F>>;
-    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
-    void* mem = detail::df_alloc(sizeof(T));
-    T* node;
-    try {
-      node = ::new (mem) T(std::forward<F>(f));
-    } catch (...) {
-      detail::df_free(mem, sizeof(T));
-      throw;
-    }
-    submit(deps, node);
+    submit(deps, make_node(std::forward<F>(f)));
   }
 
   // Like run, but the task finishes (releases its successors, counts for wait()) only once f has
@@ -204,16 +194,7 @@ class dataflow_group {
   // on a worker of the group's pool.
   template <class F>
   void run_held(std::span<const access> deps, F&& f, detail::dep_node** handle) {
-    using T = detail::dep_task<std::decay_t<F>>;
-    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
-    void* mem = detail::df_alloc(sizeof(T));
-    T* node;
-    try {
-      node = ::new (mem) T(std::forward<F>(f));
-    } catch (...) {
-      detail::df_free(mem, sizeof(T));
-      throw;
-    }
+    detail::dep_node* node = make_node(std::forward<F>(f));
     // relaxed: published with the node by submit (under the group's lock / the push).
     node->holds.store(2, std::memory_order_relaxed);
     *handle = node;
@@ -227,6 +208,19 @@ class dataflow_group {
   void wait();
 
  private:
+  // The node of a task running f (closure inside), from the group's node memory.
+  template <class F>
+  static detail::dep_node* make_node(F&& f) {
+    using T = detail::dep_task<std::decay_t<F>>;
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
+    void* mem = detail::df_alloc(sizeof(T));
+    try {
+      return ::new (mem) T(std::forward<F>(f));
+    } catch (...) {
+      detail::df_free(mem, sizeof(T));
+      throw;
+    }
+  }
   // Registers the node's accesses and hands it to the runtime if it is ready. Takes ownership of
   // `n` (destroys it, unrun, when it throws).
   void submit(std::span<const access> deps, detail::dep_node* n);

@@ -84,7 +84,6 @@ static std::int64_t trip_ull(bool up, unsigned long long start, unsigned long lo
 }
 
 static void set_long(WorkShare& s, long start, long end, long incr, long chunk, int kind) {
-  s.ull = false;
   s.start = start;
   s.incr = incr;
   s.n = trip_long(start, end, incr);
@@ -94,8 +93,6 @@ static void set_long(WorkShare& s, long start, long end, long incr, long chunk, 
 
 static void set_ull(WorkShare& s, bool up, unsigned long long start, unsigned long long end, unsigned long long incr,
                     unsigned long long chunk, int kind) {
-  s.ull = true;
-  s.up = up;
   s.ustart = start;
   s.uincr = incr;
   s.n = trip_ull(up, start, end, incr);

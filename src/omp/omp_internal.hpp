@@ -112,9 +112,8 @@ struct WorkShare {
   // 0: not set up for `serves` yet; 1: being set up; 2: ready.
   std::atomic<int> state{0};
   std::atomic<unsigned> finished{0};  // threads done with it; the last frees the slot
-  // Loop: the logical iteration space is 0..n-1 (iteration i is start + i * incr).
-  bool ull = false;
-  bool up = true;
+  // Loop: the logical iteration space is 0..n-1 (iteration i is start + i * incr; for unsigned
+  // long long loops ustart + i * uincr, modulo 2^64, which also covers downward loops).
   long start = 0, incr = 1;
   unsigned long long ustart = 0, uincr = 1;
   std::int64_t n = 0;
@@ -181,13 +180,9 @@ struct Thread {
   std::int64_t static_next = 0;   // static: index of the next chunk of this thread
   std::int64_t ord_iter = 0;      // ordered: the logical iteration this thread is at
   std::int64_t ord_end = 0;       // ordered: end of this thread's current chunk
-  bool in_sections = false;
 };
 
 Thread& thread_state() noexcept;  // team.cpp; initialises the ICVs on first use
-
-// The worker the calling thread is in its team's pool (null outside every region).
-inline detail::Worker* worker_of(const Thread& t) noexcept { return t.team != nullptr ? detail::current_worker() : nullptr; }
 
 // team.cpp
 // The region's end: every member arrives, then every explicit task of the region is done.
@@ -204,7 +199,5 @@ extern thread_local int host_num_teams;
 
 // task.cpp
 void taskwait(Thread& t) noexcept;
-// The explicit-task bookkeeping around a body run elsewhere (taskloop, dependences).
-void task_done_for_team(Team* team) noexcept;
 
 }  // namespace plait::omp

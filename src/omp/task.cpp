@@ -33,7 +33,7 @@ struct TaskRec {
   void* arg;
   std::size_t bytes;           // the record's size and alignment, for the allocator
   std::size_t align;
-  bool pooled;                 // from a worker's record cache (else operator new)
+  bool pooled;                 // from task_alloc_bytes on a worker (else operator new)
   std::atomic<int> detach{1};  // 1: body; 2 with a detach clause: body and omp_fulfill_event
   detail::CountLatch* waiter = nullptr;  // an undeferred task's creator, waiting for completion
   // A detached task with dependences: its node in the parent's dependence group, released at
@@ -118,9 +118,9 @@ TaskRec* make_task(Thread& t, TaskCtx* parent, void (*fn)(void*), void* data, vo
   const std::size_t head = (sizeof(TaskRec) + align - 1) / align * align;
   const std::size_t bytes = head + (arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0);
   detail::Worker* w = detail::current_worker();
-  // A record from a worker's cache is freed into the cache of the worker that frees it (any
-  // worker of the same pool); one made off the pools (outside every region) goes back to the heap.
-  const bool pooled = w != nullptr && bytes <= detail::alloc_max_block && align <= detail::alloc_min_block;
+  // A record made on a worker is freed by a worker of the same pool (task_free_bytes); one made off
+  // the pools (outside every region) goes back to the heap.
+  const bool pooled = w != nullptr;
   void* mem = pooled ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
   auto* r = ::new (mem) TaskRec;
   r->bytes = bytes;

@@ -159,7 +159,6 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   t.single_seq = 0;
   t.bar_phase = 0;
   t.ws = nullptr;
-  t.in_sections = false;
   TaskCtx implicit;
   if (detail::Worker* w = detail::current_worker(); w != nullptr) implicit.floor = w->dq.head;
   t.task = &implicit;

@@ -73,46 +73,8 @@ static_assert(sizeof(FreeBlock) <= alloc_min_block);
 PLAIT_NOINLINE void* alloc_refill(Worker* w, unsigned c);
 PLAIT_NOINLINE void alloc_spill(Worker* w, unsigned c) noexcept;
 
-// True when records of type T come from the worker caches (else operator new / delete).
-template <class T>
-inline constexpr bool alloc_pooled = sizeof(T) <= alloc_max_block && alignof(T) <= alloc_min_block;
-
-// Memory for one T on worker w (w is a worker of a pool, never no_worker). May throw bad_alloc.
-template <class T>
-PLAIT_INLINE void* task_alloc(Worker* w) {
-  if constexpr (!alloc_pooled<T>) {
-    return ::operator new(sizeof(T), std::align_val_t{alignof(T)});
-  } else {
-    constexpr unsigned c = alloc_class_of(sizeof(T));
-    AllocCache& k = w->acache[c];
-    FreeBlock* b = k.head;
-    if (PLAIT_UNLIKELY(b == nullptr)) return alloc_refill(w, c);
-    PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
-    k.head = b->next;
-    --k.n;
-    return b;
-  }
-}
-
-// Gives back the memory of a T (already destroyed) on worker w: any worker of the pool whose
-// worker allocated it.
-template <class T>
-PLAIT_INLINE void task_free(Worker* w, void* p) noexcept {
-  if constexpr (!alloc_pooled<T>) {
-    ::operator delete(p, std::align_val_t{alignof(T)});
-  } else {
-    constexpr unsigned c = alloc_class_of(sizeof(T));
-    AllocCache& k = w->acache[c];
-    auto* b = static_cast<FreeBlock*>(p);
-    b->next = k.head;
-    PLAIT_ALLOC_POISON(b, alloc_block_size(c));
-    k.head = b;
-    if (PLAIT_UNLIKELY(++k.n == alloc_batch(c))) alloc_spill(w, c);
-  }
-}
-
-// The same for a record whose size is known only at run time (the OpenMP front door's task
-// argument blocks): `bytes` and `align` must be the same at the free as at the allocation.
+// Memory for a record of `bytes` (aligned to `align`) on worker w: from the worker's cache when it
+// fits a size class, else operator new. The free must give the same `bytes` and `align`.
 PLAIT_INLINE void* task_alloc_bytes(Worker* w, std::size_t bytes, std::size_t align) {
   if (PLAIT_UNLIKELY(bytes > alloc_max_block || align > alloc_min_block))
     return ::operator new(bytes, std::align_val_t{align});
@@ -138,6 +100,20 @@ PLAIT_INLINE void task_free_bytes(Worker* w, void* p, std::size_t bytes, std::si
   PLAIT_ALLOC_POISON(b, alloc_block_size(c));
   k.head = b;
   if (PLAIT_UNLIKELY(++k.n == alloc_batch(c))) alloc_spill(w, c);
+}
+
+// Memory for one T on worker w (w is a worker of a pool, never no_worker). May throw bad_alloc.
+// (task_alloc_bytes with constants: the class is computed at compile time.)
+template <class T>
+PLAIT_INLINE void* task_alloc(Worker* w) {
+  return task_alloc_bytes(w, sizeof(T), alignof(T));
+}
+
+// Gives back the memory of a T (already destroyed) on worker w: any worker of the pool whose
+// worker allocated it.
+template <class T>
+PLAIT_INLINE void task_free(Worker* w, void* p) noexcept {
+  task_free_bytes(w, p, sizeof(T), alignof(T));
 }
 
 }  // namespace plait::detail
