@@ -128,6 +128,7 @@ static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worke
   // relaxed: only a hint for notify_work; a late decrement costs one needless wake-up.
   if (w != nullptr) latch_sleepers.fetch_sub(1, std::memory_order_relaxed);
   l.disarm();
+  at_point(protocol_point::latch_woken);
 }
 
 // One look for work by the policy; true when it ran something.

@@ -151,6 +151,79 @@ TEST(Latch, BlockingWaiterSeesTheLastCountDown) {
   }
 }
 
+// The marks of a CountLatch count its sleeping waiters: one waiter leaving (woken spuriously, or
+// finding the latch complete) keeps the others' marks, so the completion still wakes them.
+TEST(Latch, CountLatchCountsItsSleepingWaiters) {
+  CountLatch c;
+  c.add(2);
+  EXPECT_TRUE(c.arm());  // waiter A
+  EXPECT_TRUE(c.arm());  // waiter B
+  EXPECT_EQ(c.sleepers(), 2);
+  c.disarm();  // A woke spuriously and leaves
+  EXPECT_EQ(c.sleepers(), 1);  // B's mark stays: the completion below must wake it
+  EXPECT_EQ(c.count(), 2);
+  c.count_down(1);
+  EXPECT_FALSE(c.probe());
+  c.count_down(1);
+  EXPECT_TRUE(c.probe());
+  EXPECT_EQ(c.sleepers(), 1);
+  c.disarm();  // B, woken
+  EXPECT_EQ(c.sleepers(), 0);
+  EXPECT_EQ(c.count(), 0);
+}
+
+// A waiter back from its sleep lingers a random while after it removed its mark, as a worker does
+// that finds a task to run when it wakes: another waiter woken at the same time may mark the latch
+// again and sleep meanwhile, and the completion may come before the lingering one looks again.
+
+void linger_after_wake(plait::detail::protocol_point p) noexcept {
+  if (p != plait::detail::protocol_point::latch_woken) return;
+  thread_local std::uint64_t y = plait_test::mix(reinterpret_cast<std::uintptr_t>(&y));
+  y = plait_test::mix(y);
+  if (y % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(y % 500));
+}
+
+// Many threads wait for one CountLatch (as the members of an OpenMP team wait for a barrier phase)
+// while the completer first wakes every sleeper a few times, so that they go back to sleep at
+// different moments, and then completes the latch: every waiter of every round must see the
+// completion. With a single `asleep` bit this hung — a waiter woken by the noise cleared the bit
+// that another had set again before sleeping on, and the completion saw no sleeper.
+TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
+  Watchdog dog("Latch.ManyBlockingWaitersOnOneCountLatchAllWake");
+  plait::detail::protocol_hook const saved = plait::detail::g_protocol_hook;
+  plait::detail::g_protocol_hook = &linger_after_wake;
+  constexpr int kWaiters = 5;
+  const int rounds = kRounds / 10;
+  std::uint64_t x = 4242;
+  for (int r = 0; r < rounds; ++r) {
+    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+    CountLatch c;
+    c.add(1);
+    std::atomic<int> woke{0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kWaiters; ++i) {
+      ts.emplace_back([&c, &woke, i, x] {
+        if (i == 0) random_pause(x);
+        run_until(nullptr, latch_ref{nullptr, &c}, wait_policy::block);
+        woke.fetch_add(1, std::memory_order_relaxed);
+      });
+    }
+    // Spurious wake-ups while the waiters arrive and sleep (as other latches' completions and
+    // new work cause them), then the completion, often while a woken waiter lingers.
+    const int bursts = 1 + static_cast<int>(x % 4);
+    for (int b = 0; b < bursts; ++b) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200 + (x >> (3 * b)) % 800));
+      plait::detail::wake_latch_sleepers();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds((x >> 40) % 600));
+    c.count_down(1);
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(woke.load(std::memory_order_relaxed), kWaiters);
+    EXPECT_EQ(c.sleepers(), 0);
+  }
+  plait::detail::g_protocol_hook = saved;
+}
+
 class Waits : public plait_test::Workers {
  protected:
   bool skip() {

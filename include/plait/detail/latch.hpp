@@ -10,22 +10,31 @@
 //
 // and the one wait loop, run_until (src/wait.cpp), waits for either: it runs work by the waiter's
 // policy and, when there is none for about a millisecond, sleeps until the latch completes or new
-// work appears. A sleeping waiter marks the latch (the `asleep` bit, in the same word as the state
-// or count), so the completer learns in its completing RMW — the last access it makes to the
-// latch — whether it must wake anyone: a completion without a sleeper costs what it always did.
+// work appears. A sleeping waiter marks the latch (in the same word as the state or count), so the
+// completer learns in its completing RMW — the last access it makes to the latch — whether it
+// must wake anyone: a completion without a sleeper costs what it always did.
 //
-//   waiter (at most one per latch at a time)      completer
-//   ev = latch_events.load (acquire)              old = RMW(state or count)   (acq_rel)
-//   old = fetch_or(asleep)  (seq_cst)             if old showed `asleep` and this RMW completed
-//   if old shows complete: disarm, return             the latch: wake_latch_sleepers()
-//   futex_wait(latch_events, ev)                         (latch_events++, futex wake all)
+//   waiter                                         completer
+//   ev = latch_events.load (acquire)               old = RMW(state or count)   (acq_rel)
+//   old = RMW adding its mark  (seq_cst)           if old showed a mark and this RMW completed
+//   if old shows complete: remove mark, return         the latch: wake_latch_sleepers()
+//   futex_wait(latch_events, ev)                          (latch_events++, futex wake all)
+//   remove its mark
 //
-// The two RMWs on the latch word are totally ordered. If the completer's comes first, the
-// waiter's fetch_or sees the latch complete and does not sleep. If the waiter's comes first, the
-// completer sees `asleep` and bumps latch_events after the waiter read `ev` (the waiter's load is
-// sequenced before its fetch_or, which the completer's RMW reads from), so futex_wait returns at
-// once or is woken. No wake-up is lost; the completer never touches the latch after its RMW, so
-// the waiter may free the latch as soon as it sees it complete.
+// The RMWs on the latch word are totally ordered. If the completer's comes first, the waiter's
+// RMW sees the latch complete and does not sleep. If the waiter's comes first, the completer sees
+// the mark and bumps latch_events after the waiter read `ev` (the waiter's load is sequenced
+// before its RMW, which the completer's RMW reads from), so futex_wait returns at once or is
+// woken. No wake-up is lost; the completer never touches the latch after its RMW.
+//
+// Marks. A OnceLatch has one waiter (a joiner, the caller of a root): its mark is one bit. A
+// CountLatch may have many (every member of an OpenMP team waits for the team's tasks and for each
+// barrier phase), so its mark is a count of sleeping waiters in the word's high bits: each waiter
+// adds one before it sleeps and removes it after. One bit would lose a wake-up there — a waiter
+// woken spuriously clears the bit while another still sleeps, and the completion then sees no mark.
+//
+// Lifetime. A latch may be destroyed once every waiter has returned from its wait (the completer
+// is done with it at its RMW); with one waiter, as soon as that waiter sees it complete.
 #pragma once
 
 #include <plait/config.hpp>
@@ -62,7 +71,9 @@ class OnceLatch {
   // Waiter, before sleeping: marks the latch; false when it is already complete (then disarm).
   bool arm() noexcept {
     // seq_cst: one total order with the completer's RMW (see the essay above).
-    return (s_.fetch_or(asleep, std::memory_order_seq_cst) & ~asleep) == pending;
+    const std::uint8_t old = s_.fetch_or(asleep, std::memory_order_seq_cst);
+    PLAIT_ASSERT((old & asleep) == 0);  // one waiter at a time
+    return (old & ~asleep) == pending;
   }
   // Waiter, after sleeping (or when arm found the latch complete): clears the mark. relaxed: only
   // the mark changes; a completion's exchange already removed it, and clearing it again is a no-op.
@@ -74,33 +85,49 @@ class OnceLatch {
 
 class CountLatch {
  public:
-  // The sleeping waiter's mark, far above any count of tasks.
-  static constexpr std::int64_t asleep = std::int64_t{1} << 62;
+  // The word: the count of unfinished tasks in the low 48 bits, the number of waiters marked
+  // asleep above it (bit 63 stays clear: the word never looks negative).
+  static constexpr int sleeper_shift = 48;
+  static constexpr std::int64_t sleeper = std::int64_t{1} << sleeper_shift;
+  static constexpr std::int64_t count_mask = sleeper - 1;
 
   // Before the tasks that count down can run. relaxed: the push (or publish) that lets them run
   // orders it, and every change of the count is an RMW on one word, so the count cannot be seen
   // to reach zero while a counted task is outstanding.
   void add(std::int64_t n) noexcept { c_.fetch_add(n, std::memory_order_relaxed); }
-  // The same, on a latch nobody waits for or counts down yet (a loop before its records exist).
-  void reset(std::int64_t n) noexcept { c_.store(n, std::memory_order_relaxed); }
+  // The same, on a latch nobody waits for or counts down yet (a loop before its records exist, a
+  // barrier phase that every member has left).
+  void reset(std::int64_t n) noexcept {
+    PLAIT_ASSERT((c_.load(std::memory_order_relaxed) & ~count_mask) == 0);  // no waiter marked
+    c_.store(n, std::memory_order_relaxed);
+  }
 
   // Completer: n counted tasks finished. The RMW is the last access to the latch.
   void count_down(std::int64_t n) noexcept {
     // acq_rel: release publishes the finished tasks' effects to the waiter's acquire of zero;
     // acquire orders a sleeping waiter's mark before our wake-up (see the essay above).
-    if (PLAIT_UNLIKELY(c_.fetch_sub(n, std::memory_order_acq_rel) == n + asleep)) wake_latch_sleepers();
+    const std::int64_t old = c_.fetch_sub(n, std::memory_order_acq_rel);
+    PLAIT_ASSERT((old & count_mask) >= n);
+    // old == n: completed with nobody asleep (the common completion); otherwise the count part
+    // equal to n means this RMW completed the latch and some waiter is marked.
+    if (PLAIT_UNLIKELY(old != n) && PLAIT_UNLIKELY((old & count_mask) == n)) wake_latch_sleepers();
   }
   // Whether the count is zero. acquire: pairs with count_down's release.
-  bool probe() const noexcept { return (c_.load(std::memory_order_acquire) & ~asleep) == 0; }
-  // The count without the mark (tests, diagnostics). relaxed.
-  std::int64_t count() const noexcept { return c_.load(std::memory_order_relaxed) & ~asleep; }
+  bool probe() const noexcept { return (c_.load(std::memory_order_acquire) & count_mask) == 0; }
+  // The count without the marks (tests, diagnostics). relaxed.
+  std::int64_t count() const noexcept { return c_.load(std::memory_order_relaxed) & count_mask; }
+  // Waiters marked asleep now (tests, diagnostics). relaxed.
+  std::int64_t sleepers() const noexcept { return c_.load(std::memory_order_relaxed) >> sleeper_shift; }
 
+  // Waiter, before sleeping: adds its mark; false when the latch is already complete (then
+  // disarm all the same).
   bool arm() noexcept {
     // seq_cst: as in OnceLatch::arm.
-    return (c_.fetch_or(asleep, std::memory_order_seq_cst) & ~asleep) != 0;
+    return (c_.fetch_add(sleeper, std::memory_order_seq_cst) & count_mask) != 0;
   }
-  // relaxed: as in OnceLatch::disarm (count_down leaves the mark in place, so this clears it).
-  void disarm() noexcept { c_.fetch_and(~asleep, std::memory_order_relaxed); }
+  // Waiter, after sleeping (or when arm found the latch complete): removes its mark. relaxed: only
+  // the marks change, and a completion does not depend on them after its RMW.
+  void disarm() noexcept { c_.fetch_sub(sleeper, std::memory_order_relaxed); }
 
  private:
   std::atomic<std::int64_t> c_{0};
