@@ -126,6 +126,8 @@ bool is_worker_of(const Pool* p) noexcept {
 }
 
 void run_root(Pool* p, exec_fn exec, void* data) {
+  // A worker waiting here runs roots of its own pool, at its deque's head.
+  if (Worker* me = current_worker(); me != nullptr) frame_check(me, "pool::run of another pool");
   Injected job;
   job.exec = exec;
   job.data = data;

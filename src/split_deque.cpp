@@ -231,6 +231,29 @@ bool SplitDeque::reclaim(std::uint32_t i) noexcept {
   }
 }
 
+void SplitDeque::hold_stolen(std::uint32_t h) noexcept {
+  // take_back found slot h stolen and left the deque all-stolen (h < split == tail), head h.
+  PLAIT_ASSERT(head == h && allstolen && h < split);
+  head = h + 1;  // <= split: still the all-stolen state
+  check_invariants();
+}
+
+void SplitDeque::release_stolen(std::uint32_t h) noexcept {
+  // Whatever ran since hold_stolen pushed above h + 1 and popped it all again. If the first of
+  // those pushes reset the all-stolen deque (push_slow: tail = split = h + 1, then a publish
+  // above), their pops may have taken the shared slots back down to tail = split = h + 1 and left
+  // allstolen clear. Every slot below h + 1 was stolen then (tail passed it): that is the
+  // all-stolen state again, now with head h <= split.
+  PLAIT_ASSERT(head == h + 1);
+  if (!allstolen) {
+    // relaxed: our own word; thieves only move tail, and only up to split.
+    PLAIT_ASSERT(ts_tail(ts.load(std::memory_order_relaxed)) == h + 1 && split == h + 1);
+    allstolen = true;
+  }
+  head = h;
+  settle(h);  // push_limit back to 0 (all-stolen); a pending request stays pending (nothing private)
+}
+
 claim SplitDeque::try_claim(const claim_rule& rule) noexcept {
   // relaxed: only a hint; the CAS below re-validates and acquires.
   std::uint64_t cur = ts.load(std::memory_order_relaxed);

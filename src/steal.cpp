@@ -26,12 +26,14 @@ void supply_thieves(Worker* w) noexcept {
 
 // (Only task_group::run's throttled path and waiting workers call it, after their no_worker check.)
 void serve_request(Worker* w) noexcept {
+  frame_check(w, "task_group::run");
   w->dq.serve();
   hook::published(w);
 }
 
 std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept {
   if (w->pool == nullptr) return no_slot;  // no_worker: the caller throws
+  frame_check(w, "a spawn or task_group::run (a push on the deque)");
   // Before the deque may publish the slot: its trace id and label travel with it.
   if (w->dq.head < w->dq.capacity) hook::pushing(w, w->dq.own[w->dq.head]);
   const std::uint32_t at = w->dq.push_slow(exec, tagged);
@@ -230,6 +232,7 @@ void uncover(Worker* w, const void* handle) noexcept {
                  handle);
     std::abort();
   }
+  frame_check(w, "spawn_handle::join");
   // Children run here pay their own completion RMW: this is no drain loop that would pop their
   // siblings next.
   bool saved_ok = w->defer_ok;

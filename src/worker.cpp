@@ -152,6 +152,7 @@ PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
 }
 
 void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
+  frame_check(w, "a task_group wait (or a loop's)");
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
   //    group's floor: slots below it belong to enclosing frames, and running them here would nest

@@ -60,7 +60,7 @@ struct pool_options {
   // Worker thread stack size in bytes; 0 means PLAIT_STACK_SIZE or 1 GiB. Stacks are reserved, not
   // committed: only touched pages use memory. 1 GiB runs a chain of 10^6 nested spawn/join.
   std::size_t stack_size = 0;
-  // Deque slots per worker (power of two); 0 means 2^21 (64 MiB reserved per worker, touched
+  // Deque slots per worker (power of two); 0 means 2^21 (128 MiB reserved per worker, touched
   // lazily). A full deque runs further spawns inline.
   std::size_t deque_capacity = 0;
   // task_group throttle: while the adding worker already holds at least this many unstarted tasks

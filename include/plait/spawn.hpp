@@ -5,7 +5,7 @@
 //   long a = h.join();                                   // a's value (or its exception)
 //
 // The closure lives inside the handle, on the spawner's stack; the deque slot only points at it.
-// So a spawn copies the closure once, writes a 32-byte slot and bumps an index: no heap
+// So a spawn copies the closure once, writes two words of a slot and bumps an index: no heap
 // allocation and no atomic read-modify-write, whatever the closure's size. When the task was not
 // stolen, join() calls the closure directly (the compiler can inline it). Joins are strictly LIFO
 // per task: a handle must be joined before any handle spawned earlier by the same task, and by
@@ -14,6 +14,8 @@
 // the join runs the children still queued above its own slot first (docs/design.md, "Mixing
 // spawn/join with task groups"). A handle that goes out
 // of scope unjoined (an exception passing through) joins in its destructor and drops the result.
+// For recursion with small trivially copyable arguments, plait/frame.hpp offers frame tasks, whose
+// spawn and sync cost about a third as many instructions.
 #pragma once
 
 #include <plait/config.hpp>
@@ -54,19 +56,36 @@ class [[nodiscard]] spawn_handle {
   spawn_handle& operator=(const spawn_handle&) = delete;
 
   ~spawn_handle() {
-    if (PLAIT_UNLIKELY(state_ != state::joined)) abandon();
+    if (PLAIT_UNLIKELY(top_ != top_joined)) abandon();
   }
 
   // Returns the task's result, or rethrows the exception it threw. Call exactly once.
   result_type join() {
-    if (PLAIT_UNLIKELY(state_ != state::pushed)) return join_rare();
     detail::Worker* w = detail::tl_worker;  // the spawning worker: a task never changes threads
     // Our slot must be the newest. task_group children added since the spawn (or the places of
     // ones already run) may lie above it: uncover runs them first, and refuses a join that is not
     // LIFO (in every build: one compare of head with the head the spawn left). Slot indices never
     // move and only our join pops our slot, so an equal head means our slot is on top; debug
     // builds also check its content, which catches a join by a task other than the spawning one.
-    if (PLAIT_UNLIKELY(w->dq.head != top_)) detail::uncover(w, this);
+    // The same compare sends a handle that ran inline or was joined already to join_rare: their
+    // top_ values (top_ran_inline, top_joined) are above every head (capacity <= 2^30), and above
+    // head_in_frame, so a join inside frame code reaches uncover, which refuses it.
+    if (PLAIT_UNLIKELY(w->dq.head != top_)) return join_rare(w);
+    return join_top(w);
+  }
+
+ private:
+  template <class G>
+  friend auto spawn(G&& g) -> spawn_handle<std::decay_t<G>>;
+
+  // top_ while the task is not on the deque: it ran inline (deque full), or join() returned.
+  static constexpr std::uint32_t top_ran_inline = ~std::uint32_t{0};
+  static constexpr std::uint32_t top_joined = ~std::uint32_t{0} - 1;
+  static_assert(top_joined > detail::head_in_frame + 1);
+  using stored = detail::result_t<result_type>;
+
+  // join() once our slot is the newest: pop it, run the closure here unless a thief took it.
+  PLAIT_INLINE result_type join_top(detail::Worker* w) {
     PLAIT_ASSERT(w->dq.own[w->dq.head - 1].tagged == reinterpret_cast<std::uintptr_t>(this));
     detail::pop_result popped = detail::pop(w);
     if (PLAIT_LIKELY(popped == detail::pop_result::local)) {
@@ -76,30 +95,23 @@ class [[nodiscard]] spawn_handle {
       try {
         if constexpr (std::is_void_v<result_type>) {
           std::invoke(fn_);
-          state_ = state::joined;
+          top_ = top_joined;
           return;
         } else {
           result_type r = std::invoke(fn_);
-          state_ = state::joined;
+          top_ = top_joined;
           return r;
         }
       } catch (...) {
-        state_ = state::joined;
+        top_ = top_joined;
         throw;
       }
     }
     if (popped == detail::pop_result::traced) return join_traced(w);
     detail::wait_stolen(w, &done_);
-    state_ = state::joined;
+    top_ = top_joined;
     return take();
   }
-
- private:
-  template <class G>
-  friend auto spawn(G&& g) -> spawn_handle<std::decay_t<G>>;
-
-  enum class state : std::uint8_t { pushed, ran_inline, joined };
-  using stored = detail::result_t<result_type>;
 
   template <class G>
   explicit spawn_handle(G&& g) : fn_(std::forward<G>(g)) {
@@ -135,7 +147,7 @@ class [[nodiscard]] spawn_handle {
   PLAIT_COLD void push_failed() {
     if (detail::tl_worker == &detail::no_worker) detail::not_a_worker("plait::spawn");
     exec_stolen(this, detail::tl_worker);
-    state_ = state::ran_inline;
+    top_ = top_ran_inline;
   }
 
   // Runs on the thief (or inline when the deque is full). Setting `done_` is the last access to
@@ -165,14 +177,20 @@ class [[nodiscard]] spawn_handle {
       detail::Worker* w;
       ~end_guard() { detail::trace_task_end(w); }
     } g{w};
-    state_ = state::joined;
+    top_ = top_joined;
     return std::invoke(fn_);
   }
 
-  PLAIT_COLD result_type join_rare() {
-    if (state_ == state::joined) throw std::logic_error("plait: spawn_handle::join() called twice");
-    state_ = state::joined;
-    return take();
+  // join() found head != top_: the handle ran inline, was joined already, or slots lie above ours
+  // (uncover runs them, or aborts when the join is not LIFO or runs inside frame code).
+  PLAIT_COLD result_type join_rare(detail::Worker* w) {
+    if (top_ == top_joined) throw std::logic_error("plait: spawn_handle::join() called twice");
+    if (top_ == top_ran_inline) {
+      top_ = top_joined;
+      return take();
+    }
+    detail::uncover(w, this);
+    return join_top(w);
   }
 
   result_type take() {
@@ -195,7 +213,7 @@ class [[nodiscard]] spawn_handle {
 
   // Destroyed without join(): usually an exception unwinding the spawner's frame.
   PLAIT_COLD void abandon() noexcept {
-    if (state_ == state::pushed) {
+    if (top_ != top_ran_inline) {
       try {
         (void)join();
       } catch (...) {
@@ -215,8 +233,9 @@ class [[nodiscard]] spawn_handle {
 
   F fn_;
   detail::OnceLatch done_;  // set by the task's runner when it was stolen (or ran inline)
-  state state_ = state::pushed;
-  std::uint32_t top_;  // while state_ == pushed: the deque's head right after our push (our slot + 1)
+  // While our slot is on the deque: the deque's head right after our push (our slot + 1);
+  // otherwise top_ran_inline or top_joined.
+  std::uint32_t top_;
   alignas(stored) unsigned char value_[sizeof(stored)];
   alignas(std::exception_ptr) unsigned char error_[sizeof(std::exception_ptr)];
 };

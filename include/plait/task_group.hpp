@@ -123,6 +123,7 @@ class task_group {
 
   template <class F>
   PLAIT_NOINLINE void run_now(detail::Worker* w, F& f) noexcept {
+    detail::frame_check(w, "task_group::run");
     PLAIT_COUNT(w, inlined, 1);
     // No push or pop comes by while we run children here: answer a thief's request ourselves.
     // relaxed: a hint, as on the push path.

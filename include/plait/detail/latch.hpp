@@ -75,6 +75,11 @@ class OnceLatch {
     PLAIT_ASSERT((old & asleep) == 0);  // one waiter at a time
     return (old & ~asleep) == pending;
   }
+  // Waiter, once it saw the latch complete and read what the completer published: makes the latch
+  // pending again for reuse (a frame task's slot, plait/frame.hpp). The completer's set was its
+  // last access. relaxed: the latch is the waiter's alone until it hands it to a new completer,
+  // which a later release (the publication of the slot) orders.
+  void reset() noexcept { s_.store(pending, std::memory_order_relaxed); }
   // Waiter, after sleeping (or when arm found the latch complete): clears the mark. relaxed: only
   // the mark changes; a completion's exchange already removed it, and clearing it again is a no-op.
   void disarm() noexcept { s_.fetch_and(static_cast<std::uint8_t>(~asleep), std::memory_order_relaxed); }

@@ -36,9 +36,13 @@
 #pragma once
 
 #include <plait/config.hpp>
+#include <plait/detail/latch.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 
 namespace plait::detail {
 
@@ -48,9 +52,12 @@ struct Worker;
 using exec_fn = void (*)(void* data, Worker* w);
 
 enum class slot_kind : std::uintptr_t {
-  joinable = 0,  // a spawn handle on the spawner's stack; joined LIFO
+  joinable = 0,  // a spawn handle on the spawner's stack, or a frame task (plait/frame.hpp); joined LIFO
   detached = 1,  // a task_group child (heap record); nobody joins the slot itself
 };
+
+// Bytes of a slot's payload: a frame task's arguments, then its result or exception (plait/frame.hpp).
+inline constexpr std::size_t payload_size = 24;
 
 struct Slot {
   exec_fn exec;
@@ -61,15 +68,64 @@ struct Slot {
   // exec and data; until then the owner must not reuse the slot. The owner puts 0 back when it
   // pops the stolen slot, so every slot at or above head holds 0 and a push need not write it.
   std::atomic<std::uint32_t> thief;
-  // Written only while tracing, read by whoever runs the slot; otherwise unused. They keep the
-  // slot at 32 bytes: two per cache line.
+  // Written only while tracing, read by whoever runs the slot; otherwise unused.
   std::uint32_t trace_label;
   std::uint64_t trace_id;
+  // A frame task's record (plait/frame.hpp, SplitDeque::write_frame). The owner writes the
+  // arguments into `payload` and points `tagged` at the slot itself, so a frame spawn keeps
+  // nothing of its own in memory. A thief reads the arguments through the data pointer like any
+  // task's data, writes the result (or an exception_ptr) over them and sets `done` (OnceLatch:
+  // release). The owner keeps the slot reserved until it has read them, then resets `done`: every
+  // free slot holds a pending latch (the mapping starts zeroed), so a frame spawn need not write
+  // it. Closure spawns and task_group children leave both untouched.
+  alignas(8) unsigned char payload[payload_size];
+  OnceLatch done;
 
   void* data() const noexcept { return reinterpret_cast<void*>(tagged & ~std::uintptr_t{1}); }
   slot_kind kind() const noexcept { return static_cast<slot_kind>(tagged & 1); }
 };
-static_assert(sizeof(Slot) == 32, "a deque slot is 32 bytes");
+static_assert(sizeof(Slot) == 64, "a deque slot is 64 bytes: one per cache line");
+static_assert(sizeof(OnceLatch) == 1 && std::is_trivially_destructible_v<OnceLatch>);
+
+// `x < limit.load(relaxed)` and `x >= limit.load(relaxed)`, for the frame fast paths. gcc
+// keeps an atomic load out of other instructions (a mov, then the compare, and with a flag result
+// often a setb and a test as well); on x86-64 each is one cmp with the limit as its memory
+// operand and the branch on its flags. The same access as the relaxed load: one aligned read of
+// the word. The asm declares that it reads the limit, so the compiler neither moves it across a
+// store to the limit or a call, nor keeps an older value across them. x may be wider than the
+// limit (a frame's 64-bit head): only its low half is compared, which is all of it (heads stay
+// below 2^32). ThreadSanitizer builds use the load (the tool does not see inside asm).
+//   below_limit(x, limit)    x < limit; the branch is taken when it is not (a push's slow path)
+//   limit_reached(x, limit)  x >= limit; the branch is taken when it is not (a pop's slow path)
+// (The jump of an asm goto cannot be inverted by the compiler, so each test has the form whose
+// fall-through is the fast path.)
+#if defined(__x86_64__) && !defined(PLAIT_TSAN)
+template <class X>
+PLAIT_INLINE bool below_limit(X x, const std::atomic<std::uint32_t>& limit) noexcept {
+  static_assert(std::is_unsigned_v<X> && sizeof(X) >= 4);
+  __asm__ goto("cmpl %[lim], %k[x]\n\tjae %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc" : no);
+  return true;
+no:
+  return false;
+}
+template <class X>
+PLAIT_INLINE bool limit_reached(X x, const std::atomic<std::uint32_t>& limit) noexcept {
+  static_assert(std::is_unsigned_v<X> && sizeof(X) >= 4);
+  __asm__ goto("cmpl %[lim], %k[x]\n\tjb %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc" : no);
+  return true;
+no:
+  return false;
+}
+#else
+template <class X>
+PLAIT_INLINE bool below_limit(X x, const std::atomic<std::uint32_t>& limit) noexcept {
+  return static_cast<std::uint32_t>(x) < limit.load(std::memory_order_relaxed);
+}
+template <class X>
+PLAIT_INLINE bool limit_reached(X x, const std::atomic<std::uint32_t>& limit) noexcept {
+  return static_cast<std::uint32_t>(x) >= limit.load(std::memory_order_relaxed);
+}
+#endif
 
 inline constexpr std::uint64_t ts_pack(std::uint32_t tail, std::uint32_t split) {
   return (static_cast<std::uint64_t>(tail) << 32) | split;
@@ -86,6 +142,14 @@ inline constexpr std::uint32_t pop_limit_requested = 0xffffffffu;
 
 // push_slow's answer when it pushed nothing (the deque is full).
 inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+
+// `head` while frame code (plait/frame.hpp) runs on the owner: the frame functions carry the head
+// in a register and do not write it back on their fast paths. No index reaches this value
+// (capacity <= 2^30), so every push of code that is not frame-aware fails its push_limit compare
+// and reaches a slow path, and a closure join fails its compare with the handle's top; the worker's
+// slow paths that read the head then stop the program (frame_check, worker.hpp). The frame's own
+// slow paths store the exact head before they call any slow path of the deque.
+inline constexpr std::uint32_t head_in_frame = 0xffffff00u;
 
 // What a thief learns from one attempt.
 enum class steal_result { success, empty, contended };
@@ -190,6 +254,8 @@ class SplitDeque {
 
   // Whether a push of slot `h` (== head) may take the fast path. relaxed: a request is a hint;
   // reading it late only delays publication by one push.
+  // (A plain load: the asm compare of below_limit, used here, broke loops in the release tests —
+  // a thief stole a slot that was never written; not understood yet, so only frame code uses it.)
   PLAIT_INLINE bool push_fast_ok(std::uint32_t h) const noexcept {
     return h < push_limit.load(std::memory_order_relaxed);
   }
@@ -204,6 +270,56 @@ class SplitDeque {
     // read only delays publication. The split test alone decides ownership (split only moves by us).
     return h >= pop_limit.load(std::memory_order_relaxed);
   }
+
+  // ---- Owner half, frame fast paths (plait/frame.hpp) -----------------------------------------
+  // The frame keeps the head h in a register while `head` holds head_in_frame: these neither read
+  // nor write `head`. h is 64 bits wide (it travels in a register pair with the worker); its
+  // value stays below capacity.
+
+  // Whether a frame push of slot h may take the fast path: h < push_limit, as push_fast_ok, with
+  // the deque's address and a constant offset as the operand (an operand naming the limit gives
+  // the compiler an address, &push_limit, to compute once and keep in a callee-saved register
+  // across the recursion).
+  PLAIT_INLINE bool frame_push_ok(std::uint64_t h) const noexcept {
+#if defined(__x86_64__) && !defined(PLAIT_TSAN)
+    __asm__ goto("cmpl %c[off](%[dq]), %k[h]\n\tjae %l[no]"
+                 :
+                 : [h] "r"(h), [dq] "r"(this), [off] "i"(offsetof(SplitDeque, push_limit)), "m"(*this)
+                 : "cc"
+                 : no);
+    return true;
+  no:
+    return false;
+#else
+    return below_limit(h, push_limit);
+#endif
+  }
+
+  // A frame push of slot h below push_limit (frame_push_ok): the arguments into the payload, the
+  // slot's data pointer at the slot itself. `thief` is 0 and `done` pending (free-slot
+  // invariants), so neither is written. Plain stores: the slot is private; the release RMW or
+  // store on `ts` that publishes it (publish, push_slow) orders them before a thief's reads.
+  template <class Args>
+  PLAIT_INLINE Slot& write_frame(std::uint64_t h, exec_fn exec, const Args& a) noexcept {
+    static_assert(sizeof(Args) <= payload_size && alignof(Args) <= 8 && std::is_trivially_copyable_v<Args>);
+    Slot& s = own[h];
+    PLAIT_ASSERT(s.thief.load(std::memory_order_relaxed) == 0);  // invariant 5
+    PLAIT_ASSERT(!s.done.probe());
+    ::new (static_cast<void*>(s.payload)) Args(a);
+    s.exec = exec;
+    s.tagged = reinterpret_cast<std::uintptr_t>(&s);  // slot_kind::joinable (slots are 8-byte aligned)
+    return s;
+  }
+
+  // Whether a frame pop of slot h (the head after the pop) may take the fast path: h >= pop_limit.
+  PLAIT_INLINE bool frame_pop_ok(std::uint64_t h) const noexcept { return limit_reached(h, pop_limit); }
+
+  // The frame's sync of slot h found it stolen (take_back returned false; head == h). The thief
+  // writes the result into slot h, so the slot stays reserved while the owner waits: hold_stolen
+  // moves head to h + 1, above it; release_stolen (after the result was read) puts the deque back
+  // in the all-stolen state at head h.
+  void hold_stolen(std::uint32_t h) noexcept;
+  void release_stolen(std::uint32_t h) noexcept;
 
   // ---- Owner half, slow paths (src/split_deque.cpp) ------------------------------------------
 
