@@ -1,6 +1,7 @@
 # Plait: two commands on a fresh machine.
 #   make demo   builds everything (Release) and runs the quick study, prints a summary, writes report/
-#   make test   builds every tree (gcc, clang-16, debug, TSan, ASan+UBSan) and runs the whole suite
+#   make test   builds every tree (gcc, clang-16, debug, TSan, ASan+UBSan; gcc TSan for the OpenMP
+#               library) and runs the whole suite
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -31,6 +32,9 @@ test: bootstrap
 	@for p in $(TEST_PRESETS); do \
 	  echo "=== [$$p] ctest"; ctest --preset $$p -j2; \
 	done
+	@echo "=== [gcc-tsan] libplait-omp and the OpenMP conformance suite under gcc's ThreadSanitizer"
+	@cmake --preset gcc-tsan >/dev/null && cmake --build --preset gcc-tsan --target plait-omp-suite
+	@ctest --preset gcc-tsan -j2
 	@echo "=== [gcc-release] ctest with PLAIT_STRESS=1 (random yields at protocol points)"
 	@PLAIT_STRESS=1 ctest --preset gcc-release -j2 -L runtime
 	@$(MAKE) --no-print-directory install-check

@@ -11,6 +11,24 @@
 
 #include "pool_impl.hpp"
 
+#include <atomic>
+
+namespace plait::detail {
+
+// The StoreLoad fence of the sleep protocols (idle workers, latch waiters, mail). gcc's
+// ThreadSanitizer does not model std::atomic_thread_fence (gcc refuses it with -Wtsan), so that
+// tree uses a seq_cst RMW on one process-wide word instead: every such fence is then an RMW in
+// one total order, which gives at least the fence's ordering (tsan_fence_word, src/idle.cpp).
+// clang's ThreadSanitizer accepts the fence.
+#if defined(PLAIT_TSAN) && defined(__GNUC__) && !defined(__clang__)
+extern std::atomic<unsigned> tsan_fence_word;
+inline void store_load_fence() noexcept { tsan_fence_word.fetch_add(0, std::memory_order_seq_cst); }
+#else
+inline void store_load_fence() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
+
+}  // namespace plait::detail
+
 namespace plait::detail::hook {
 
 PLAIT_COLD void published_slow(Worker* w) noexcept;  // steal.cpp

@@ -70,7 +70,7 @@ void sleep_once(Worker* w) noexcept {
   // acquire: nothing is read through it; it only has to be read before we announce ourselves.
   std::uint32_t ev = p->events.load(std::memory_order_acquire);
   p->sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: sleepers++ before the checks
+  store_load_fence();  // StoreLoad: sleepers++ before the checks
   at_point(protocol_point::sleep_check);
   if (!work_visible(w)) {
     hook::sleeping(w);
@@ -81,7 +81,7 @@ void sleep_once(Worker* w) noexcept {
 }
 
 void notify_work(Pool* p, Worker* by) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // StoreLoad: publish before reading sleepers
+  store_load_fence();  // StoreLoad: publish before reading sleepers
   if (p->sleepers.load(std::memory_order_relaxed) > 0) {
     // release: not needed for data (the work itself is published through ts / the queue lock);
     // the futex word only has to change.
@@ -94,13 +94,17 @@ void notify_work(Pool* p, Worker* by) noexcept {
   if (latch_sleepers.load(std::memory_order_relaxed) > 0) wake_work_waiters();
 }
 
+#if defined(PLAIT_TSAN) && defined(__GNUC__) && !defined(__clang__)
+std::atomic<unsigned> tsan_fence_word{0};
+#endif
+
 void post_mail(Pool* p, Worker* to, Mail* m) noexcept {
   PLAIT_ASSERT(to->mail.load(std::memory_order_relaxed) == nullptr);
   // release: the mail's task data, written before, is visible to the worker's acquire exchange.
   to->mail.store(m, std::memory_order_release);
   // StoreLoad: the mail before reading sleepers, paired with the sleeper's fence before it looks
   // at its mail (work_visible). The worker must wake, not just anyone: wake every sleeper.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  store_load_fence();
   if (p->sleepers.load(std::memory_order_relaxed) > 0) wake_all(p);
 }
 

@@ -118,7 +118,7 @@ static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worke
   }
   // seq_cst: the sleeper's side of the StoreLoad pairing with notify_work (announce, then look).
   if (w != nullptr) latch_sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  store_load_fence();
   at_point(protocol_point::sleep_check);
   if (!l.probe() && (w == nullptr || !runnable_visible(w, pol, thief))) {
     if (w != nullptr) hook::sleeping(w);

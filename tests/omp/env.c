@@ -102,7 +102,10 @@ int main(int argc, char **argv) {
         #pragma omp parallel num_threads(2)
         #pragma omp parallel num_threads(2)
         #pragma omp single
-        inner = omp_get_num_threads();
+        {
+          /* both outer threads run an inner region: their singles write concurrently */
+          AT_STORE(&inner, omp_get_num_threads());
+        }
         CHECK(inner == 1, "OMP_MAX_ACTIVE_LEVELS=1: a nested region had %d threads", inner);
       }
     } else if (!strcmp(key, "thread_limit")) {
