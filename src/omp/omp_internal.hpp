@@ -197,6 +197,11 @@ void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks o
 extern thread_local int host_team_num;
 extern thread_local int host_num_teams;
 
+// Makes t a member of `team` for the length of one explicit task of the team that worker w (the
+// pool's worker i, so member i) runs from outside the region (task.cpp, run_body). The caller
+// saves t before and restores it after.
+void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept;
+
 // task.cpp
 void taskwait(Thread& t) noexcept;
 

@@ -93,11 +93,25 @@ bool canceled(const TaskRec* r) noexcept {
   return r->team != nullptr && r->team->canceled.load(std::memory_order_relaxed);
 }
 
+// Runs r's body and completes it (or leaves the completion to omp_fulfill_event).
+//
+// The thread that runs a task is a member of the task's team. A worker of the team's pool can find
+// the task while it is not inside the region — it steals from its idle loop before it has read its
+// implicit task from its mailbox — so such a worker runs the task as the member it is about to be
+// (thread i of a team is the pool's worker i): team, thread number, levels and ICVs for the task's
+// length, then its own state again. Without it, omp_get_num_threads() in that task said 1.
 void run_body(TaskRec* r) noexcept {
   Thread& t = thread_state();
+  detail::Worker* w = detail::current_worker();
+  const bool adopt = r->team != nullptr && t.team != r->team;
+  Thread outside;
+  if (PLAIT_UNLIKELY(adopt)) {
+    outside = t;
+    enter_team_for_task(t, *r->team, w);
+  }
   TaskCtx* saved = t.task;
   t.task = &r->ctx;
-  if (detail::Worker* w = detail::current_worker(); w != nullptr) r->ctx.floor = w->dq.head;
+  if (w != nullptr) r->ctx.floor = w->dq.head;
   if (!canceled(r)) r->fn(r->arg);
   if (r->ctx.deps != nullptr) {
     r->ctx.deps->wait();  // the dependent children (see the top of the file)
@@ -105,6 +119,7 @@ void run_body(TaskRec* r) noexcept {
     r->ctx.deps = nullptr;
   }
   t.task = saved;
+  if (PLAIT_UNLIKELY(adopt)) t = outside;
   finish(r);
 }
 

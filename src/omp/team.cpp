@@ -172,6 +172,17 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   t = saved;
 }
 
+void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
+  PLAIT_ASSERT(w != nullptr && w->pool == team.pool);
+  t.team = &team;
+  t.num = w->index;
+  t.level = team.level;
+  t.active_level = team.active_level;
+  t.icv = team.icv;
+  t.ws = nullptr;
+  t.task = nullptr;  // set by the caller to the task's own context
+}
+
 namespace {
 struct MemberArgs {
   Member m;
