@@ -73,6 +73,10 @@ class Pool {
   struct Depot {
     std::mutex mu;
     FreeBlock* batches = nullptr;  // linked through FreeBlock::next_batch of each batch's first block
+    // Blocks given back by threads that are no worker of the pool (task_free_foreign), linked
+    // through `next`; made into a batch once there are a batch's worth.
+    FreeBlock* strays = nullptr;
+    std::uint32_t stray_n = 0;
     std::vector<void*> slabs;
   };
   Depot depot[alloc_classes];

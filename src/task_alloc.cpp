@@ -85,6 +85,26 @@ void alloc_spill(Worker* w, unsigned c) noexcept {
   k.n = 0;
 }
 
+void task_free_foreign(Pool* home, void* p, std::size_t bytes, std::size_t align) noexcept {
+  if (bytes > alloc_max_block || align > alloc_min_block) {
+    ::operator delete(p, std::align_val_t{align});
+    return;
+  }
+  const unsigned c = alloc_class_of(bytes);
+  Pool::Depot& d = home->depot[c];
+  auto* b = static_cast<FreeBlock*>(p);
+  std::lock_guard<std::mutex> lk(d.mu);
+  b->next = d.strays;
+  d.strays = b;
+  if (++d.stray_n == alloc_batch(c)) {  // a batch's worth: hand it out like any batch
+    b->next_batch = d.batches;
+    d.batches = b;
+    d.strays = nullptr;
+    d.stray_n = 0;
+  }
+  PLAIT_ALLOC_POISON(b, alloc_block_size(c));
+}
+
 void alloc_release(Pool* p) noexcept {
   for (unsigned c = 0; c < alloc_classes; ++c) {
     Pool::Depot& d = p->depot[c];
@@ -94,6 +114,8 @@ void alloc_release(Pool* p) noexcept {
     }
     d.slabs.clear();
     d.batches = nullptr;
+    d.strays = nullptr;
+    d.stray_n = 0;
   }
   // The workers' caches point into the slabs just freed; the workers are deleted right after.
 }

@@ -152,6 +152,12 @@ PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
 }
 
 void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
+  drain_own(w, pending, floor);
+  // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
+  run_until(w, latch_ref{nullptr, pending}, wait_policy::help);
+}
+
+void drain_own(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
   frame_check(w, "a task_group wait (or a loop's)");
   // 1. Children still on our own deque: run them here, newest first. Stop at a joinable slot (a
   //    spawn handle of the enclosing frame, to be joined later), at the frame's base, or at the
@@ -211,7 +217,7 @@ void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
     w->defer_ok = saved_ok;
     // 1b. The newest slot is a spawn handle (or we reached the floor).
     if (w->dq.head <= floor) break;
-    if (pending->probe()) break;  // (acquire: what step 2 would read)
+    if (pending != nullptr && pending->probe()) break;  // (acquire: what step 2 would read)
     if (scan > w->dq.head - 1) scan = w->dq.head - 1;
     bool found = false;
     while (scan > floor) {
@@ -226,8 +232,6 @@ void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
     if (reclaim_buried(w, scan)) run_buried(w, scan);
     // The child may have left children of its own on top of the handle: the loop pops them.
   }
-  // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
-  run_until(w, latch_ref{nullptr, pending}, wait_policy::help);
 }
 
 }  // namespace plait::detail

@@ -1,5 +1,6 @@
 #include "common/driver.hpp"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,6 +17,16 @@
 
 
 namespace plait_bench {
+
+// The shared object that answers omp_get_num_threads in this process — the OpenMP runtime a
+// gcc-built binary runs on: libgomp, or whatever was preloaded (libomp, libplait-omp) — or ""
+// when the process has no OpenMP runtime. Looked up by name, so the driver needs no OpenMP.
+static std::string omp_library() {
+  void* f = dlsym(RTLD_DEFAULT, "omp_get_num_threads");
+  Dl_info info;
+  if (f == nullptr || dladdr(f, &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fname;
+}
 
 double now() {
   using clk = std::chrono::steady_clock;
@@ -261,6 +272,7 @@ void Runner::repeat(const std::function<void(Record&)>& body) {
     if (!r.checked) throw std::logic_error("benchmark repetition did not verify its result");
   }
   std::vector<double> times;
+  const std::string omp_lib = omp_library();
   for (long long k = 0; k < cli_.reps; ++k) {
     Record r;
     body(r);
@@ -275,8 +287,9 @@ void Runner::repeat(const std::function<void(Record&)>& body) {
       js << (first ? "" : ",") << "\"" << json_escape(key) << "\":\"" << json_escape(v) << "\"";
       first = false;
     }
-    js << "},\"time_s\":" << num(r.time_s) << ",\"verified\":true,\"check\":\"" << json_escape(r.verified_what)
-       << "\",\"stats\":{";
+    js << "},\"time_s\":" << num(r.time_s) << ",\"verified\":true,\"check\":\"" << json_escape(r.verified_what) << "\"";
+    if (!omp_lib.empty()) js << ",\"omp_library\":\"" << json_escape(omp_lib) << "\"";
+    js << ",\"stats\":{";
     first = true;
     for (auto& [key, v] : r.stats) {
       js << (first ? "" : ",") << "\"" << json_escape(key) << "\":";

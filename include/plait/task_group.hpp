@@ -42,6 +42,10 @@ namespace detail {
 // Runs this worker's own detached slots above `floor` (newest first) while the group has pending
 // children, then helps other workers until none is pending.
 PLAIT_COLD void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept;
+// group_wait's first part alone: runs this worker's own detached slots above `floor` (newest
+// first; below a joinable slot too while `pending`, if given, is not zero) and returns when none is
+// left there. The OpenMP front door's waits call it, settle their own counts, then run_until.
+PLAIT_COLD void drain_own(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept;
 }  // namespace detail
 
 class task_group {

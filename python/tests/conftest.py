@@ -43,6 +43,7 @@ def write_study(tmp_path):
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for v in ("FAKE_BENCH_FAIL", "FAKE_BENCH_SLEEP", "PLAIT_BENCH_DB", "PLAIT_BENCH_GCC_BIN", "PLAIT_BENCH_CLANG_BIN"):
+    for v in ("FAKE_BENCH_FAIL", "FAKE_BENCH_SLEEP", "FAKE_BENCH_IGNORE_PRELOAD", "PLAIT_BENCH_DB", "PLAIT_BENCH_GCC_BIN",
+              "PLAIT_BENCH_CLANG_BIN", "PLAIT_BENCH_LIBOMP", "LD_PRELOAD"):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("PLAIT_ROOT", str(REPO))

@@ -122,6 +122,9 @@ def main() -> int:
             a, b = b, a + b
         calls = 2 * a - 1
         per = {"serial": 2e-9, "plait": 8e-9, "tbb": 20e-9, "gomp": 150e-9, "libomp": 60e-9}[runtime]
+        pre = "" if os.environ.get("FAKE_BENCH_IGNORE_PRELOAD") else os.environ.get("LD_PRELOAD", "")
+        if runtime == "gomp" and pre:  # the gomp binary on a preloaded library: that library's cost
+            per = 12e-9 if "libplait-omp" in pre.split(":")[0] else 60e-9
         t = calls * per / (threads ** 0.9)
         stats = {"result": a, "tasks": 0 if runtime == "serial" else calls, "steals": 3 * (threads - 1),
                  "moved_tasks": 5 * (threads - 1), "ns_per_task": t * 1e9 * threads / calls}
@@ -154,9 +157,20 @@ def main() -> int:
         stats = {"nodes": nodes, "depth": 100, "leaves": nodes - tasks, "tasks": tasks, "moved_tasks": moved,
                  "steals": moved, "moved_per_thread_per_s": moved / threads / t, "nodes_per_s": nodes / t}
         check = f"nodes = {nodes} (m={m})"
+    # OpenMP binaries report the library that answers omp_get_num_threads (docs/bench-protocol.md):
+    # the first preloaded one, as the real loader would bind it, unless FAKE_BENCH_IGNORE_PRELOAD
+    # plays a preload that did not take.
+    omp_lib = None
+    if runtime in ("gomp", "libomp"):
+        omp_lib = "/usr/lib/x86_64-linux-gnu/" + ("libgomp.so.1" if runtime == "gomp" else "libomp.so.5")
+        pre = os.environ.get("LD_PRELOAD", "")
+        if pre and not os.environ.get("FAKE_BENCH_IGNORE_PRELOAD"):
+            omp_lib = pre.split(":")[0]
     for k in range(reps):
         rec = {"kernel": kernel, "runtime": runtime, "threads": threads, "rep": k, "params": params,
                "time_s": round(t, 9), "verified": True, "check": check, "stats": stats}
+        if omp_lib:
+            rec["omp_library"] = omp_lib
         print(json.dumps(rec))
     if not quiet:
         print(f"{name} threads={threads} median={t:.6f} s (verified)", file=sys.stderr)

@@ -77,14 +77,76 @@ void display_env_once();
 
 struct Team;
 struct Taskgroup;
+struct Thread;
+
+// A count of a task's unfinished children (or of its unfinished subtree), kept so that a task whose
+// children all run on its own thread touches no atomic.
+//
+// Explicit tasks are tied: one thread runs a task's whole body, its owner (`TaskCtx::owner`). The
+// owner adds every child (`local += 1`), and a child that finishes on the owner's thread takes
+// itself off `local` again: plain accesses, since only the owner's thread reads or writes
+// `local` and `flushed`. A child that finishes on another thread counts down `remote` instead,
+// a CountLatch that starts at `bias`, so that it never reaches zero (and never wakes anyone)
+// while the owner still keeps part of the count. The count is local + (remote - bias):
+//
+//   settled()  the owner's test that nothing is outstanding, with no RMW: remote can only fall,
+//              so a stale read can only make the sum larger (the owner then flushes and waits).
+//   flush()    before the owner waits (taskwait, a barrier) or leaves the count to others (a task
+//              whose body ended with children outstanding): one RMW moves local - bias into
+//              `remote`, which then holds the exact count; from then on finishers on the owner's
+//              thread count it down too (`flushed`). Returns the count after the move.
+//   rearm()    once the owner saw zero, it takes the count back (nothing is outstanding, nobody
+//              touches `remote`): remote = bias, flushed = false.
+//
+// A finisher on the owner's thread learns whether it is one from the task's `owner` (written
+// before any child existed, so visible to every finisher through the publication of the child).
+struct OwnedCount {
+  static constexpr std::int64_t bias = std::int64_t{1} << 46;  // < CountLatch::sleeper
+  std::int32_t local = 0;       // owner's thread only (a task has fewer than 2^31 live children)
+  bool flushed = false;         // owner's thread only
+  detail::CountLatch remote;
+
+  OwnedCount() noexcept { remote.reset(bias); }
+  // The owner's test that the count is zero. acquire (count_acquire): the finished children's
+  // effects are visible when it says so.
+  bool settled() const noexcept { return local + (remote.count_acquire() - bias) == 0; }
+  // The owner moves its part into `remote`; returns the count now in it.
+  std::int64_t flush() noexcept {
+    PLAIT_ASSERT(!flushed);
+    flushed = true;
+    const std::int64_t n = local;
+    local = 0;
+    return remote.add_fetch(n - bias);
+  }
+  // After the owner saw zero: the count is the owner's again.
+  void rearm() noexcept {
+    PLAIT_ASSERT(flushed && remote.count() == 0);
+    remote.reset(bias);
+    flushed = false;
+  }
+  // One counted child finished; `on_owner`: on the owner's thread. Returns whether this made a
+  // flushed count zero (the caller then does what the owner left to the last finisher).
+  bool finish_one(bool on_owner) noexcept {
+    if (on_owner && !flushed) {
+      --local;
+      return false;
+    }
+    return remote.count_down(1);
+  }
+};
 
 // What taskwait, taskgroup and the barrier wait for, per task. An implicit task's context lives
 // on its thread's stack for the length of the region; an explicit task's lives in its record.
+//   kids  children not complete: taskwait waits for zero.
+//   sub   the subtree: children whose own subtree is not done, plus, for an explicit task, 1 until
+//         the task itself is complete. An explicit task's record is freed, and its parent's `sub`
+//         counted down, when its `sub` reaches zero (`subtree_done`); a member's barrier waits for
+//         its implicit task's `sub` to reach zero: then no task of its subtree is left, and once
+//         every member has seen that of its own, no task of the region is.
 struct TaskCtx {
-  detail::CountLatch children;   // children whose body has not finished (taskwait waits for 0)
-  // References to an explicit task's record: 1 for its own body, 1 per child that may still
-  // touch `children`. The record is freed when it reaches 0. (Unused for implicit tasks.)
-  std::atomic<std::int32_t> refs{1};
+  OwnedCount kids;
+  OwnedCount sub;
+  const Thread* owner = nullptr;  // the thread that runs (ran) the body: set when it starts
   TaskCtx* parent = nullptr;
   Taskgroup* group = nullptr;    // the innermost taskgroup of this task (new children count in it)
   plait::dataflow_group* deps = nullptr;  // siblings ordered by depend clauses, made on first use
@@ -141,8 +203,6 @@ struct Team {
   // Barrier: arrivals of the current phase, and one latch per phase parity (see team_barrier).
   alignas(cache_line) std::atomic<unsigned> arrived{0};
   detail::CountLatch phase[2];
-  // Explicit tasks of the region not finished: the implicit barrier waits for 0.
-  alignas(cache_line) detail::CountLatch tasks;
   // Members that have not reached the region's end (its implicit barrier waits for 0).
   alignas(cache_line) detail::CountLatch finish;
   // Members other than the master still inside the team (the master frees the team after 0).
@@ -182,7 +242,14 @@ struct Thread {
   std::int64_t ord_end = 0;       // ordered: end of this thread's current chunk
 };
 
-Thread& thread_state() noexcept;  // team.cpp; initialises the ICVs on first use
+// team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.
+extern constinit thread_local Thread tls_thread __attribute__((tls_model("initial-exec")));
+PLAIT_COLD void init_thread_state(Thread& t) noexcept;  // the ICVs, on a thread's first use
+PLAIT_INLINE Thread& thread_state() noexcept {
+  Thread& t = tls_thread;
+  if (PLAIT_UNLIKELY(!t.icv_set)) init_thread_state(t);
+  return t;
+}
 
 // team.cpp
 // The region's end: every member arrives, then every explicit task of the region is done.
@@ -204,5 +271,8 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept;
 
 // task.cpp
 void taskwait(Thread& t) noexcept;
+// Waits (running tasks) until the subtree of the calling member's implicit task is done: every
+// explicit task it created, and theirs, is complete. The barriers' first step.
+void wait_subtree(Thread& t) noexcept;
 
 }  // namespace plait::omp

@@ -1,17 +1,31 @@
 // Explicit tasks: GOMP_task, taskwait, taskgroup, dependences, detach, taskloop.
 //
 // A task is a record from the worker's task-record allocator (no malloc per task): its context
-// (TaskCtx: the children latch taskwait waits for, the innermost taskgroup, the dependence group),
-// the function, and the argument block copied in (cpyfn or memcpy). A deferred task is an
-// ordinary detached slot on the creating worker's deque, run by that worker or a thief. Three
-// counts follow it: the parent's `children` (taskwait), its taskgroup's `pending` (taskgroup end,
-// inherited by its descendants), and the team's `tasks` (the implicit barrier). A record is freed
-// when its own body and every child that may still count down its `children` are done (`refs`).
+// (TaskCtx), the function and the argument block copied in (cpyfn or memcpy). A deferred task is
+// an ordinary detached slot on the creating worker's deque, run by that worker or a thief.
+//
+// Counting. Two counts of the parent follow a task (OwnedCount, omp_internal.hpp): the parent's
+// `kids` until the task is complete (taskwait), and the parent's `sub` until the task's own
+// subtree is done (the record's lifetime, and the barriers: a member's barrier waits for its
+// implicit task's `sub`). A task that runs and finishes on its parent's thread — every task when
+// nothing is stolen — changes both with plain arithmetic: the fast path has no atomic RMW, and no
+// count shared by the team (the barrier's count is the members' own subtrees). A taskgroup's
+// `pending` is an RMW per task of the group.
+//
+// A task's life, on the thread that runs its body (its owner):
+//   start     owner = this thread; its `sub` starts at 1 (itself, not complete yet)
+//   body end  complete (below) unless a detach event is outstanding; takes its own 1 off `sub`;
+//             then `sub` settled: subtree done now; otherwise flush: the last of its children
+//             to finish its subtree does it (subtree_done, on whatever thread)
+//   complete  the parent's `kids` counted down, the taskgroup's `pending`, the successors of a
+//             detached dependent task released
+//   subtree done  record freed, the parent's `sub` counted down; if that completes an explicit
+//             parent's flushed `sub`, the parent's subtree is done too (a loop up the tree)
 //
 // Dependences go through Plait's data-flow engine (plait::dataflow_group, one per parent task,
 // made at its first dependent child): OpenMP orders only sibling tasks, which is the engine's
-// model. A task that made dependent children waits for them when its body ends (an implicit
-// barrier's tasks wait covers those of implicit tasks): the group must outlive its tasks.
+// model. A task that made dependent children waits for them when its body ends (a barrier's
+// subtree wait covers those of implicit tasks): the group must outlive its tasks.
 //
 // Not honoured, as the standard allows: priority (a hint), untied (every task is tied to the thread
 // that starts it, which is what Plait's work stealing does anyway), mergeable (never merged).
@@ -26,142 +40,302 @@ namespace plait::omp {
 namespace {
 
 struct TaskRec {
-  TaskCtx ctx;
+  // The context is initialised; every other field is written by make_task (and init_rare).
+  TaskRec() noexcept {}  // NOLINT: deliberately leaves the fields below uninitialised
+
+  TaskCtx ctx;                 // first: a TaskCtx of an explicit task is its record
   Team* team;                  // null: a task outside every region (run at once)
-  Taskgroup* group;            // the taskgroup whose set this task belongs to (counted), or null
   void (*fn)(void*);
   void* arg;
-  std::size_t bytes;           // the record's size and alignment, for the allocator
-  std::size_t align;
-  bool pooled;                 // from task_alloc_bytes on a worker (else operator new)
-  std::atomic<int> detach{1};  // 1: body; 2 with a detach clause: body and omp_fulfill_event
-  detail::CountLatch* waiter = nullptr;  // an undeferred task's creator, waiting for completion
+  detail::Pool* home;          // the pool whose allocator made the record (null: operator new)
+  std::uint32_t bytes;         // the record's size and alignment, for the allocator
+  std::uint32_t align;
+  std::uint8_t cls;            // the allocator's size class; no_class: from operator new
+  static constexpr std::uint8_t no_class = 0xff;
+  // Set when any of the fields below is in use: the task then ends through end_body_general. The
+  // fields below are written only then (init_rare); the common path leaves them unset.
+  bool rare;
+  bool has_detach;
+  std::atomic<int> detach;     // with a detach clause: body and omp_fulfill_event; the second completes
+  Taskgroup* group;            // the taskgroup whose set this task belongs to (counted), or null
+  detail::CountLatch* waiter;  // an undeferred task's creator, waiting for completion
   // A detached task with dependences: its node in the parent's dependence group, released at
   // completion (the engine then releases the successors: at the fulfil, not at the body's end).
-  plait::dataflow_group* held_group = nullptr;
-  detail::dep_node* held_node = nullptr;
+  plait::dataflow_group* held_group;
+  detail::dep_node* held_node;
 };
+
+// The rare part of a record, for a task that uses any of it (task_general).
+PLAIT_INLINE void init_rare(TaskRec* r, Taskgroup* g) noexcept {
+  r->rare = true;
+  r->has_detach = false;
+  r->detach.store(2, std::memory_order_relaxed);  // published with the record
+  r->group = g;
+  r->waiter = nullptr;
+  r->held_group = nullptr;
+  r->held_node = nullptr;
+}
+
+// The task's taskgroup (counted in its `pending`), or null.
+PLAIT_INLINE Taskgroup* group_of(const TaskRec* r) noexcept { return r->rare ? r->group : nullptr; }
 
 // The context of the code outside every region (the initial task) on this thread.
 thread_local TaskCtx initial_ctx;
 
-TaskCtx* current_ctx(Thread& t) {
-  if (t.task == nullptr) t.task = &initial_ctx;
+PLAIT_INLINE TaskCtx* current_ctx(Thread& t) {
+  if (PLAIT_UNLIKELY(t.task == nullptr)) {
+    initial_ctx.owner = &t;
+    t.task = &initial_ctx;
+  }
   return t.task;
 }
 
-void free_record(TaskRec* r) noexcept {
-  const std::size_t bytes = r->bytes, align = r->align;
-  const bool pooled = r->pooled;
-  r->~TaskRec();
-  detail::Worker* w = detail::current_worker();
-  if (pooled && w != nullptr)
-    detail::task_free_bytes(w, r, bytes, align);
-  else
-    ::operator delete(static_cast<void*>(r), std::align_val_t{align});
+// Debug builds: a freed record says so (run_body and the counts assert it is live).
+PLAIT_INLINE void mark_freed(TaskRec* r) noexcept {
+#ifndef NDEBUG
+  r->ctx.is_explicit = false;
+  r->fn = nullptr;
+#else
+  (void)r;
+#endif
+}
+PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
+  PLAIT_ASSERT(r->ctx.is_explicit && r->fn != nullptr);
+  (void)r;
 }
 
-void release(TaskCtx* c) noexcept {
-  if (!c->is_explicit) return;
-  // acq_rel: the last release sees every other holder done with the record before freeing it.
-  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free_record(reinterpret_cast<TaskRec*>(c));
+void free_record(TaskRec* r) noexcept {
+  assert_live(r);
+  const std::size_t bytes = r->bytes, align = r->align;
+  const unsigned cls = r->cls;
+  detail::Pool* home = r->home;
+  mark_freed(r);
+  r->~TaskRec();
+  detail::Worker* w = detail::current_worker();
+  if (cls == TaskRec::no_class)
+    ::operator delete(static_cast<void*>(r), std::align_val_t{align});
+  else if (PLAIT_LIKELY(w != nullptr && w->pool == home))
+    detail::task_free_class(w, r, cls);
+  else
+    detail::task_free_foreign(home, r, bytes, align);  // a fulfil off the pool finished the subtree
+}
+
+// r's subtree is done (r complete, every descendant complete): free r, count down the parent's
+// `sub`, and go on up while that completes an explicit parent's flushed count.
+void subtree_done(TaskRec* r, const Thread& me) noexcept {
+  for (;;) {
+    TaskCtx* parent = r->ctx.parent;
+    free_record(r);
+    // Read before the count-down: once it completes an implicit task's flushed count, the barrier
+    // waiting for it may return and the context (on that member's stack) be gone.
+    const bool up = parent->is_explicit;
+    if (!parent->sub.finish_one(parent->owner == &me)) return;
+    // An implicit task's `sub` is flushed only by its barrier's wait, which the latch wakes.
+    if (!up) return;
+    r = reinterpret_cast<TaskRec*>(parent);
+  }
 }
 
 // The task is complete (its body ran and, with detach, its event was fulfilled).
-void complete(TaskRec* r) noexcept {
+void complete(TaskRec* r, const Thread& me) noexcept {
+  PLAIT_ASSERT(r->rare);
   TaskCtx* parent = r->ctx.parent;
-  Team* team = r->team;
   Taskgroup* g = r->group;
   detail::CountLatch* waiter = r->waiter;
   if (r->held_node != nullptr) r->held_group->release_hold(r->held_node);
-  parent->children.count_down(1);
-  if (g != nullptr) g->pending.count_down(1);  // the group's last access by us
-  release(parent);
-  if (team != nullptr) team->tasks.count_down(1);  // the barrier's count: our last access to the team
-  release(&r->ctx);
+  parent->kids.finish_one(parent->owner == &me);  // a flushed count reaching zero wakes its waiter
+  if (g != nullptr) g->pending.count_down(1);      // the group's last access by us
   if (waiter != nullptr) waiter->count_down(1);
 }
 
-void finish(TaskRec* r) noexcept {
-  // acq_rel: with a detach clause, body and event are two halves; the second completes the task.
-  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(r);
+// A detached task's second half (body end or fulfil, whichever comes later).
+void complete_detached(TaskRec* r, const Thread& me) noexcept {
+  complete(r, me);
+  // The body's end flushed `sub` with the task's own 1 in it (end_body).
+  if (r->ctx.sub.remote.count_down(1)) subtree_done(r, me);
+}
+
+// The body of r ended on its owner's thread `me`: the general case (detach, a taskgroup, a
+// waiting creator, a held dependence node, or children still running).
+PLAIT_NOINLINE void end_body_general(TaskRec* r, const Thread& me) noexcept {
+  if (!r->rare) init_rare(r, nullptr);  // (children still running: complete() reads the rare part)
+  if (PLAIT_LIKELY(!r->has_detach)) {
+    complete(r, me);
+    --r->ctx.sub.local;  // complete: its own 1
+    if (r->ctx.sub.settled() || r->ctx.sub.flush() == 0) subtree_done(r, me);
+    return;
+  }
+  r->ctx.sub.flush();  // its own 1 stays until the event too (complete_detached)
+  // acq_rel: body and event are two halves; the second completes the task.
+  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, me);
+}
+
+// The body of r ended on its owner's thread `me` (worker w, or null). The common case inline: a
+// task with none of the rare features whose children (if any) are all done is complete and its
+// subtree done at once — with no RMW when its parent runs on this thread.
+PLAIT_INLINE void end_body(TaskRec* r, const Thread& me, detail::Worker* w) noexcept {
+  if (PLAIT_UNLIKELY(r->rare) || PLAIT_UNLIKELY(!(r->ctx.sub.local == 1 && r->ctx.sub.remote.count_acquire() == OwnedCount::bias))) {
+    end_body_general(r, me);
+    return;
+  }
+  TaskCtx* parent = r->ctx.parent;
+  const bool mine = parent->owner == &me;
+  parent->kids.finish_one(mine);
+  if (PLAIT_LIKELY(w != nullptr && w->pool == r->home && r->cls != TaskRec::no_class)) {
+    assert_live(r);
+    mark_freed(r);
+    detail::task_free_class(w, r, r->cls);
+  } else {
+    free_record(r);
+  }
+  // (is_explicit read first: see subtree_done.)
+  if (const bool up = parent->is_explicit; parent->sub.finish_one(mine) && up)
+    subtree_done(reinterpret_cast<TaskRec*>(parent), me);
 }
 
 bool canceled(const TaskRec* r) noexcept {
   // relaxed: cancellation flags; a task that starts just before the cancel runs, as allowed.
-  if (r->group != nullptr && r->group->canceled.load(std::memory_order_relaxed)) return true;
+  if (const Taskgroup* g = group_of(r); g != nullptr && g->canceled.load(std::memory_order_relaxed)) return true;
   return r->team != nullptr && r->team->canceled.load(std::memory_order_relaxed);
 }
 
-// Runs r's body and completes it (or leaves the completion to omp_fulfill_event).
-//
-// The thread that runs a task is a member of the task's team. A worker of the team's pool can find
-// the task while it is not inside the region — it steals from its idle loop before it has read its
-// implicit task from its mailbox — so such a worker runs the task as the member it is about to be
-// (thread i of a team is the pool's worker i): team, thread number, levels and ICVs for the task's
-// length, then its own state again. Without it, omp_get_num_threads() in that task said 1.
-void run_body(TaskRec* r) noexcept {
-  Thread& t = thread_state();
-  detail::Worker* w = detail::current_worker();
-  const bool adopt = r->team != nullptr && t.team != r->team;
-  Thread outside;
-  if (PLAIT_UNLIKELY(adopt)) {
-    outside = t;
-    enter_team_for_task(t, *r->team, w);
-  }
+void task_exec(void* p, detail::Worker*) noexcept;
+
+// Runs r's body on thread t (worker w, or null) and ends it (end_body).
+PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
+  assert_live(r);
+  PLAIT_ASSERT(r->ctx.owner == nullptr && r->ctx.sub.local >= 1);  // runs once
   TaskCtx* saved = t.task;
   t.task = &r->ctx;
+  r->ctx.owner = &t;
   if (w != nullptr) r->ctx.floor = w->dq.head;
-  if (!canceled(r)) r->fn(r->arg);
-  if (r->ctx.deps != nullptr) {
+  if (PLAIT_LIKELY(!canceled(r))) r->fn(r->arg);
+  if (PLAIT_UNLIKELY(r->ctx.deps != nullptr)) {
     r->ctx.deps->wait();  // the dependent children (see the top of the file)
     delete r->ctx.deps;
     r->ctx.deps = nullptr;
   }
   t.task = saved;
-  if (PLAIT_UNLIKELY(adopt)) t = outside;
-  finish(r);
+  end_body(r, t, w);
 }
+
+// The thread that runs a task is a member of the task's team. A worker of the team's pool can find
+// the task while it is not inside the region — it steals from its idle loop before it has read its
+// implicit task from its mailbox — so such a worker runs the task as the member it is about to be
+// (thread i of a team is the pool's worker i): team, thread number, levels and ICVs for the task's
+// length, then its own state again. Without it, omp_get_num_threads() in that task said 1.
+PLAIT_NOINLINE void run_body_adopting(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
+  // (r->team is set: a task outside every region runs at once on the thread that made it.)
+  PLAIT_ASSERT(r->team != nullptr);
+  const Thread outside = t;
+  enter_team_for_task(t, *r->team, w);
+  run_body_as_member(r, t, w);
+  t = outside;
+}
+
+// Runs r's body and completes it (or leaves the completion to omp_fulfill_event).
+PLAIT_INLINE void run_body(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
+  if (PLAIT_UNLIKELY(r->team != t.team)) {
+    run_body_adopting(r, t, w);
+    return;
+  }
+  run_body_as_member(r, t, w);
+}
+void run_body(TaskRec* r) noexcept { run_body(r, thread_state(), detail::current_worker()); }
 
 void task_exec(void* p, detail::Worker*) noexcept { run_body(static_cast<TaskRec*>(p)); }
 
+// Copies an argument block: small ones (gcc's usual few captured words) in words, inline.
+PLAIT_INLINE void copy_args(void* dst, const void* src, std::size_t n) noexcept {
+  if (PLAIT_LIKELY(n <= 32)) {
+    auto* d = static_cast<unsigned char*>(dst);
+    auto* s = static_cast<const unsigned char*>(src);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) __builtin_memcpy(d + i, s + i, 8);
+    for (; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  std::memcpy(dst, src, n);
+}
+
 // A new record for a child of `parent`, with the argument block copied in, counted everywhere.
-TaskRec* make_task(Thread& t, TaskCtx* parent, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*),
-                   long arg_size, long arg_align, unsigned flags) {
+// `w`: the calling thread's worker (null off the pools).
+PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
+                                void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags) {
   std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   if (align < alignof(TaskRec)) align = alignof(TaskRec);
-  const std::size_t head = (sizeof(TaskRec) + align - 1) / align * align;
+  const std::size_t head = (sizeof(TaskRec) + align - 1) & ~(align - 1);  // align: a power of two
   const std::size_t bytes = head + (arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0);
-  detail::Worker* w = detail::current_worker();
-  // A record made on a worker is freed by a worker of the same pool (task_free_bytes); one made off
-  // the pools (outside every region) goes back to the heap.
-  const bool pooled = w != nullptr;
-  void* mem = pooled ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
+  // A record made on a worker goes back to its pool's allocator (free_record); one made off the
+  // pools (outside every region) to the heap.
+  void* mem = w != nullptr ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
   auto* r = ::new (mem) TaskRec;
-  r->bytes = bytes;
-  r->align = align;
-  r->pooled = pooled;
+  r->rare = false;
+  r->bytes = static_cast<std::uint32_t>(bytes);
+  r->align = static_cast<std::uint32_t>(align);
+  r->cls = w != nullptr && detail::alloc_in_class(bytes, align) ? static_cast<std::uint8_t>(detail::alloc_class_of(bytes))
+                                                                 : TaskRec::no_class;
+  r->home = w != nullptr ? w->pool : nullptr;
   r->fn = fn;
   r->arg = static_cast<char*>(mem) + head;
   if (arg_size > 0) {
     if (cpyfn != nullptr)
       cpyfn(r->arg, data);
     else
-      std::memcpy(r->arg, data, static_cast<std::size_t>(arg_size));
+      copy_args(r->arg, data, static_cast<std::size_t>(arg_size));
   }
   r->team = t.team;
-  r->group = parent->group;
   r->ctx.parent = parent;
   r->ctx.group = parent->group;  // the child's own children join the same taskgroup set
   r->ctx.is_explicit = true;
   r->ctx.final = parent->final || (flags & task_final) != 0;
-  // Counted before anyone can run (and so complete) it.
-  parent->children.add(1);
-  // relaxed: as CountLatch::add — the push that publishes the child orders it.
-  if (parent->is_explicit) parent->refs.fetch_add(1, std::memory_order_relaxed);
-  if (r->group != nullptr) r->group->pending.add(1);
-  if (r->team != nullptr) r->team->tasks.add(1);
+  r->ctx.sub.local = 1;  // itself, until complete (end_body); its owner is not known yet, but
+                         // nobody reads it before the body starts, after the publication
+  // Counted before anyone can run (and so complete) it. The parent's counts are its thread's: we
+  // are that thread (tasks are created by their parent's body).
+  PLAIT_ASSERT(parent->owner == &t);
+  ++parent->kids.local;
+  ++parent->sub.local;
+  if (parent->group != nullptr) {
+    init_rare(r, parent->group);
+    parent->group->pending.add(1);
+  }
   return r;
+}
+
+// The owner waits, running tasks, until `c` is zero: its own queued tasks above `floor` first
+// (without RMWs when they are all it waits for), then the rest, helping other workers.
+//
+// The owner's own slots above `floor` hold its children and their descendants. While the newest
+// is a task of ours and private, the loop pops it (pop_private: no atomic) and runs it here; any
+// other slot, a shared one or a pending steal request leaves the rest to the runtime's drain
+// (drain_own: take-backs, requests, coarse children, trace events), which ends where this loop
+// would.
+// The rest, out of line: the owner's count is not settled by what ran here.
+PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
+  if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::wait_policy::help);
+  c.rearm();
+}
+
+PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, OwnedCount& c, std::uint32_t floor) noexcept {
+  if (floor < w->dq.base) floor = w->dq.base;
+  while (w->dq.head > floor) {
+    const detail::Slot& s = w->dq.own[w->dq.head - 1];
+    if (s.exec != &task_exec) {
+      detail::drain_own(w, nullptr, floor);
+      break;
+    }
+    auto* r = static_cast<TaskRec*>(s.data());
+    if (PLAIT_UNLIKELY(!w->dq.pop_private())) {
+      // Shared, or a thief asked for work: give the slot back (head is the owner's alone, and
+      // nothing else changed) and let the runtime's drain take it the slow way.
+      ++w->dq.head;
+      detail::drain_own(w, nullptr, floor);
+      break;
+    }
+    run_body(r, t, w);
+  }
+  if (PLAIT_UNLIKELY(!c.settled())) wait_owned_rest(w, c);
 }
 
 // The accesses of a depend array (either of gcc's two formats).
@@ -219,8 +393,21 @@ void wait_deps(Thread& t, TaskCtx* parent, void** depend) {
 void taskwait(Thread& t) noexcept {
   TaskCtx* c = current_ctx(t);
   detail::Worker* w = detail::current_worker();
-  if (w == nullptr) return;  // nothing deferred exists outside the pools
-  detail::group_wait(w, &c->children, c->floor);
+  if (w == nullptr) {  // nothing deferred exists outside the pools: every child is complete
+    PLAIT_ASSERT(c->kids.settled());
+    return;
+  }
+  wait_owned(t, w, c->kids, c->floor);
+}
+
+void wait_subtree(Thread& t) noexcept {
+  TaskCtx* c = current_ctx(t);
+  detail::Worker* w = detail::current_worker();
+  if (w == nullptr) {
+    PLAIT_ASSERT(c->sub.settled());
+    return;
+  }
+  wait_owned(t, w, c->sub, c->floor);
 }
 
 }  // namespace plait::omp
@@ -230,22 +417,29 @@ namespace detail = plait::detail;
 
 extern "C" {
 
-void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-               bool if_clause, unsigned flags, void** depend, int /*priority: a hint*/, void* detach) {
+}  // extern "C"
+
+namespace plait::omp {
+namespace {
+// Every GOMP_task but the common case below: undeferred, final, dependences, detach, a copy
+// function, taskgroups, large or over-aligned argument blocks, the throttle, outside a team.
+PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                                 long arg_align, bool if_clause, unsigned flags, void** depend, void* detach) {
   Thread& t = thread_state();
   TaskCtx* parent = current_ctx(t);
   detail::Worker* w = detail::current_worker();
   const bool in_team = t.team != nullptr && t.team->pool != nullptr && w != nullptr;
   bool undeferred = !if_clause || parent->final || !in_team;
-  if (!undeferred && w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle) {
+  if (!undeferred && PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
     // The throttle of task_group::run: enough private tasks are queued; run this one now.
     PLAIT_COUNT(w, inlined, 1);
     if ((flags & task_depend) == 0) undeferred = true;
   }
-  if (undeferred && (flags & task_depend) != 0 && depend != nullptr) wait_deps(t, parent, depend);
-  TaskRec* r = make_task(t, parent, fn, data, cpyfn, arg_size, arg_align, flags);
-  if ((flags & task_detach) != 0) {
-    r->detach.store(2, std::memory_order_relaxed);  // published by the push below
+  if (PLAIT_UNLIKELY(undeferred && (flags & task_depend) != 0 && depend != nullptr)) wait_deps(t, parent, depend);
+  TaskRec* r = make_task(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags);
+  if (PLAIT_UNLIKELY((flags & task_detach) != 0)) {
+    if (!r->rare) init_rare(r, nullptr);
+    r->has_detach = true;  // published with the record (push, or the data-flow engine)
     // The omp_event_handle_t goes to the creator's event variable and to the first word of the
     // task's argument block, where gcc puts the task's own copy of it.
     *static_cast<void**>(detach) = r;
@@ -260,6 +454,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
     // creator may not go on before that: wait for it (running tasks, or sleeping off the pools).
     detail::CountLatch done;
     done.add(1);
+    if (!r->rare) init_rare(r, nullptr);
     r->waiter = &done;
     run_body(r);
     if (w != nullptr)
@@ -268,7 +463,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
       detail::run_until(nullptr, detail::latch_ref{nullptr, &done}, detail::wait_policy::block);
     return;
   }
-  if ((flags & task_depend) != 0 && depend != nullptr) {
+  if (PLAIT_UNLIKELY((flags & task_depend) != 0 && depend != nullptr)) {
     std::vector<plait::access> acc;
     collect_deps(depend, acc);
     if (parent->deps == nullptr) parent->deps = new plait::dataflow_group;
@@ -277,6 +472,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
     } else {
       // A detached task is complete only at its fulfil: the engine holds its successors until
       // complete() releases the node (run_held stores it before the task can start).
+      if (!r->rare) init_rare(r, nullptr);
       r->held_group = parent->deps;
       parent->deps->run_held(std::span<const plait::access>(acc), [r] { run_body(r); }, &r->held_node);
     }
@@ -284,8 +480,44 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
   }
   if (PLAIT_UNLIKELY(!detail::push(w, &task_exec, r, detail::slot_kind::detached))) run_body(r);
 }
+}  // namespace
+}  // namespace plait::omp
 
-void GOMP_taskwait(void) { taskwait(thread_state()); }
+extern "C" {
+
+// A deferred task in a team, the common case: no clause but shared/firstprivate data of a few
+// words, no taskgroup, fewer than the throttle's private tasks queued. A record from the worker's
+// allocator, the arguments copied in words, the parent's counts bumped in place, a private push:
+// no atomic RMW, no lock. Everything else goes to task_general.
+void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+               bool if_clause, unsigned flags, void** depend, int /*priority: a hint*/, void* detach) {
+  Thread& t = thread_state();
+  TaskCtx* const parent = t.task;
+  const Team* const team = t.team;
+  detail::Worker* const w = detail::tl_worker;  // no_worker off the pools (its pool is null)
+  if (PLAIT_LIKELY(parent != nullptr && team != nullptr && if_clause && cpyfn == nullptr &&
+                   (flags & (task_final | task_depend | task_detach)) == 0 && !parent->final &&
+                   parent->group == nullptr && static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8 &&
+                   team->pool != nullptr && w->pool == team->pool &&
+                   !(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle))) {
+    TaskRec* r = make_task(t, w, parent, fn, data, nullptr, arg_size, 8, 0);
+    if (PLAIT_LIKELY(detail::push(w, &task_exec, r, detail::slot_kind::detached))) return;
+    run_body(r, t, w);  // the deque is full: run it now
+    return;
+  }
+  task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach);
+}
+
+void GOMP_taskwait(void) {
+  Thread& t = thread_state();
+  TaskCtx* c = current_ctx(t);
+  detail::Worker* w = detail::current_worker();
+  if (PLAIT_UNLIKELY(w == nullptr)) {  // nothing deferred exists outside the pools: every child is complete
+    PLAIT_ASSERT(c->kids.settled());
+    return;
+  }
+  wait_owned(t, w, c->kids, c->floor);
+}
 
 void GOMP_taskwait_depend(void** depend) {
   Thread& t = thread_state();
@@ -315,8 +547,8 @@ void GOMP_taskgroup_end(void) {
 
 void omp_fulfill_event(void* event) {
   auto* r = static_cast<TaskRec*>(event);
-  // acq_rel: as in finish.
-  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(r);
+  // acq_rel: as in end_body.
+  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, thread_state());
 }
 
 }  // extern "C"

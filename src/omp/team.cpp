@@ -34,16 +34,12 @@ void fatal(const char* fmt, ...) noexcept {
   std::_Exit(2);
 }
 
-static constinit thread_local Thread tls_thread __attribute__((tls_model("initial-exec")));
+constinit thread_local Thread tls_thread __attribute__((tls_model("initial-exec")));
 
-Thread& thread_state() noexcept {
-  Thread& t = tls_thread;
-  if (PLAIT_UNLIKELY(!t.icv_set)) {
-    t.icv = global().icv;
-    t.icv_set = true;
-    display_env_once();
-  }
-  return t;
+void init_thread_state(Thread& t) noexcept {
+  t.icv = global().icv;
+  t.icv_set = true;
+  display_env_once();
 }
 
 // ---- Pools, one per team size ------------------------------------------------------------------
@@ -87,49 +83,51 @@ static void release_pool(detail::Pool* p) {
 
 // ---- The barrier -------------------------------------------------------------------------------
 
-// Phase k of the team's barrier uses phase[k & 1], a latch of count 1. Every member but the last
-// to arrive waits for it (running tasks meanwhile). The last arrival waits until every explicit
-// task of the region is done (the other members help), then re-arms the other parity's latch for
-// phase k+1 — all members have left phase k-1, since they all arrived at k — and opens phase k.
-// Nobody leaves before the tasks are done, so no member can add a task of the next phase while a
-// slow one still waits in this phase.
+// Each member first waits until the subtree of its own implicit task is done (wait_subtree:
+// running tasks, its own queued ones first): every explicit task it created, and theirs. A member
+// that has seen that will create no task before it leaves the barrier, so once every member has
+// arrived, no task of the region is left. Then the arrival: phase k of the barrier uses
+// phase[k & 1], a latch of count 1. Every member but the last to arrive waits for it (running
+// tasks meanwhile); the last re-arms the other parity's latch for phase k+1 — all members have left
+// phase k-1, since they all arrived at k — and opens phase k.
 //
 // Cancellation. Once the region is cancelled, members leave for its end from wherever they are,
 // so phases no longer match: a barrier of a cancelled region returns at once, and the member that
 // cancels opens the phase latch it may have left others waiting on (cancel_region). The region's
-// end is a different barrier (team_end_barrier: one latch counting members, then the tasks), so a
-// member that left early and one released from an explicit barrier meet there.
+// end is a different barrier (team_end_barrier: every member's subtree, then one latch counting
+// members), so a member that left early and one released from an explicit barrier meet there.
 void team_barrier(Thread& t) noexcept {
   Team& team = *t.team;
   detail::Worker* w = detail::current_worker();
   if (team.n == 1) {
-    if (w != nullptr) detail::group_wait(w, &team.tasks, w->dq.base);
+    wait_subtree(t);
     return;
   }
   // relaxed: see cancel_region; a member that misses the flag here is released by its latch.
   if (team.canceled.load(std::memory_order_relaxed)) return;
+  wait_subtree(t);
   const unsigned k = t.bar_phase++;
   detail::CountLatch& cur = team.phase[k & 1];
   // acq_rel: the arrivals are counted once each; the last sees every earlier member's writes
   // through the chain of RMWs (and publishes its own through the latch below).
   if (team.arrived.fetch_add(1, std::memory_order_acq_rel) == team.n - 1) {
-    detail::group_wait(w, &team.tasks, w->dq.base);
     // relaxed: both are read only after the latch below opens (count_down releases).
     team.arrived.store(0, std::memory_order_relaxed);
     team.phase[(k + 1) & 1].reset(1);
     cur.count_down(1);
   } else {
-    detail::group_wait(w, &cur, w->dq.base);
+    detail::group_wait(w, &cur, t.task->floor);  // (the implicit task's floor: an inner region's
+                                                 // barrier runs none of the enclosing tasks)
   }
 }
 
 void team_end_barrier(Thread& t) noexcept {
   Team& team = *t.team;
   detail::Worker* w = detail::current_worker();
+  wait_subtree(t);
   if (w == nullptr) return;  // a team of one off the pools: its tasks ran at once
   team.finish.count_down(1);
-  detail::group_wait(w, &team.finish, w->dq.base);
-  detail::group_wait(w, &team.tasks, w->dq.base);
+  detail::group_wait(w, &team.finish, t.task->floor);
 }
 
 // Cancels the region and releases members waiting in the current phase of an explicit barrier.
@@ -160,6 +158,7 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   t.bar_phase = 0;
   t.ws = nullptr;
   TaskCtx implicit;
+  implicit.owner = &t;
   if (detail::Worker* w = detail::current_worker(); w != nullptr) implicit.floor = w->dq.head;
   t.task = &implicit;
   if (pre.setup != nullptr) pre.setup(t, pre.params);

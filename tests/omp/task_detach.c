@@ -6,6 +6,22 @@
 #define TEST_NAME "task_detach"
 #include "omp_test.h"
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+
+/* The foreign fulfiller: fulfils foreign_events[0..31], each once a task has published it there. */
+static omp_event_handle_t foreign_events[32];
+static int foreign_fulfilled;
+static void *fulfiller(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 32; ++i) {
+    omp_event_handle_t e;
+    while ((e = __atomic_load_n(&foreign_events[i], __ATOMIC_ACQUIRE)) == 0) sched_yield();
+    omp_fulfill_event(e);
+    AT_INC(&foreign_fulfilled);
+  }
+  return NULL;
+}
 #include <sched.h>
 
 int main(void) {
@@ -107,5 +123,36 @@ int main(void) {
     }
   }
   CHECK(n_done == 64, "%d of 64 detached tasks ran by the end of the region", n_done);
+
+  /* events fulfilled by a thread that is in no team (a plain pthread, as an I/O or MPI completion
+   * thread would be): each detached task is the only child of a task that ends at once, so the
+   * fulfil completes the child and, with it, its parent's subtree; repeated over several regions.
+   * No barrier waits while the fulfils come (the loop is nowait; each thread runs its tasks at its
+   * taskwait, then waits for the fulfils): libgomp 12 misses the wake-up of a barrier whose last
+   * detached task a thread outside the team fulfils, and hangs. */
+  for (int round = 0; round < 20; ++round) {
+    int ran = 0;
+    for (int i = 0; i < 32; ++i) foreign_events[i] = 0;
+    AT_STORE(&foreign_fulfilled, 0);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, fulfiller, NULL) == 0, "pthread_create failed");
+    #pragma omp parallel shared(ran)
+    {
+      #pragma omp for nowait
+      for (int i = 0; i < 32; ++i) {
+        #pragma omp task shared(ran) firstprivate(i)
+        {
+          omp_event_handle_t e;
+          #pragma omp task detach(e) shared(ran)
+          AT_INC(&ran);
+          __atomic_store_n(&foreign_events[i], e, __ATOMIC_RELEASE);  /* the fulfiller may take it */
+        }
+      }
+      #pragma omp taskwait
+      while (AT_LOAD(&foreign_fulfilled) < 32) sched_yield();
+    }
+    pthread_join(th, NULL);
+    CHECK(ran == 32, "round %d: %d of 32 detached tasks ran before the region ended", round, ran);
+  }
   PASS();
 }

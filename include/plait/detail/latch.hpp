@@ -107,16 +107,34 @@ class CountLatch {
     c_.store(n, std::memory_order_relaxed);
   }
 
-  // Completer: n counted tasks finished. The RMW is the last access to the latch.
-  void count_down(std::int64_t n) noexcept {
+  // Completer: n counted tasks finished. The RMW is the last access to the latch. Returns whether
+  // it completed the latch (the count reached zero).
+  bool count_down(std::int64_t n) noexcept {
     // acq_rel: release publishes the finished tasks' effects to the waiter's acquire of zero;
     // acquire orders a sleeping waiter's mark before our wake-up (see the essay above).
     const std::int64_t old = c_.fetch_sub(n, std::memory_order_acq_rel);
     PLAIT_ASSERT((old & count_mask) >= n);
     // old == n: completed with nobody asleep (the common completion); otherwise the count part
     // equal to n means this RMW completed the latch and some waiter is marked.
-    if (PLAIT_UNLIKELY(old != n) && PLAIT_UNLIKELY((old & count_mask) == n)) wake_latch_sleepers();
+    if (PLAIT_LIKELY(old == n)) return true;
+    if (PLAIT_UNLIKELY((old & count_mask) == n)) {
+      wake_latch_sleepers();
+      return true;
+    }
+    return false;
   }
+  // Adds n (of either sign) and returns the new count: an owner that moves its own tally into the
+  // latch (omp OwnedCount::flush) learns whether that completed it. acq_rel: as count_down (when
+  // it completes the latch, the completions it read are ordered before what the caller does next).
+  // Not for a latch with sleeping waiters that n < 0 could complete (nobody would wake them).
+  std::int64_t add_fetch(std::int64_t n) noexcept {
+    const std::int64_t now = c_.fetch_add(n, std::memory_order_acq_rel) + n;
+    PLAIT_ASSERT(now >= 0);  // the count never goes below zero (and never borrows from the marks)
+    return now & count_mask;
+  }
+  // The count, with acquire: pairs with count_down's release, so that when it reads a count that
+  // includes a completion the completed task's effects are visible.
+  std::int64_t count_acquire() const noexcept { return c_.load(std::memory_order_acquire) & count_mask; }
   // Whether the count is zero. acquire: pairs with count_down's release.
   bool probe() const noexcept { return (c_.load(std::memory_order_acquire) & count_mask) == 0; }
   // The count without the marks (tests, diagnostics). relaxed.

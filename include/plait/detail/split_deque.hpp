@@ -263,7 +263,8 @@ class SplitDeque {
   }
 
   // Takes the newest slot off: true when it was private (the caller owns it); false when the
-  // caller must call take_back(head) to learn whether it is ours.
+  // caller must call take_back(head) to learn whether it is ours (or, having changed nothing else,
+  // put head back and leave the slot to a slow path that pops it again).
   PLAIT_INLINE bool pop_private() noexcept {
     PLAIT_ASSERT(head > base);  // invariant 6: no pop below the frame's base
     const std::uint32_t h = head - 1;

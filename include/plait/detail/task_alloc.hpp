@@ -21,13 +21,16 @@
 //     never reaches it.
 //   * Memory goes back to the system when the pool is destroyed (every record was freed by then:
 //     a child frees itself before its group can be waited for). Peak use is retained meanwhile.
-// Records are allocated and freed only on workers of one pool (a child is pushed on the deque of
-// the worker that adds it and is run by a worker of that pool), so one depot per pool suffices.
+// Records are allocated and freed on workers of one pool (a child is pushed on the deque of the
+// worker that adds it and is run by a worker of that pool), so one depot per pool suffices. A
+// thread that is no worker of the pool gives a block back through task_free_foreign (the depot's
+// `strays`, under its mutex).
 #pragma once
 
 #include <plait/config.hpp>
 #include <plait/detail/worker.hpp>
 
+#include <bit>
 #include <cstddef>
 #include <new>
 
@@ -58,15 +61,21 @@ inline constexpr std::size_t alloc_min_block = 64;
 inline constexpr std::size_t alloc_max_block = alloc_min_block << (alloc_classes - 1);  // 512
 inline constexpr std::size_t alloc_batch_bytes = 16 * 1024;
 
+// The size class of a block of `bytes` (<= alloc_max_block): the smallest c with
+// alloc_min_block << c >= bytes. Without a loop: a record size known only at run time (an
+// OpenMP task's argument block) pays two instructions, not one round per class.
 constexpr unsigned alloc_class_of(std::size_t bytes) noexcept {
-  unsigned c = 0;
-  while ((alloc_min_block << c) < bytes) ++c;
-  return c;
+  return bytes <= alloc_min_block ? 0u : static_cast<unsigned>(std::bit_width(bytes - 1)) - 6u;
 }
+static_assert(alloc_min_block == 64 && alloc_class_of(64) == 0 && alloc_class_of(65) == 1 && alloc_class_of(128) == 1 &&
+              alloc_class_of(129) == 2 && alloc_class_of(512) == 3 && alloc_class_of(1) == 0);
 constexpr std::size_t alloc_block_size(unsigned c) noexcept { return alloc_min_block << c; }
+// Blocks per batch of class c: a shift, not a division (a class known only at run time made the
+// free path of an OpenMP task record pay a `div`).
 constexpr std::uint32_t alloc_batch(unsigned c) noexcept {
-  return static_cast<std::uint32_t>(alloc_batch_bytes / alloc_block_size(c));
+  return static_cast<std::uint32_t>(alloc_batch_bytes >> (std::countr_zero(alloc_min_block) + c));
 }
+static_assert(alloc_batch(0) == alloc_batch_bytes / 64 && alloc_batch(3) == alloc_batch_bytes / 512);
 static_assert(sizeof(FreeBlock) <= alloc_min_block);
 
 // Slow paths (src/task_alloc.cpp): the cache of class c is empty / has just reached a full batch.
@@ -88,12 +97,9 @@ PLAIT_INLINE void* task_alloc_bytes(Worker* w, std::size_t bytes, std::size_t al
   return b;
 }
 
-PLAIT_INLINE void task_free_bytes(Worker* w, void* p, std::size_t bytes, std::size_t align) noexcept {
-  if (PLAIT_UNLIKELY(bytes > alloc_max_block || align > alloc_min_block)) {
-    ::operator delete(p, std::align_val_t{align});
-    return;
-  }
-  const unsigned c = alloc_class_of(bytes);
+// Gives a block of class c (one that task_alloc_bytes took from a size class) back to worker w's
+// cache: for callers that kept the class instead of the size.
+PLAIT_INLINE void task_free_class(Worker* w, void* p, unsigned c) noexcept {
   AllocCache& k = w->acache[c];
   auto* b = static_cast<FreeBlock*>(p);
   b->next = k.head;
@@ -101,6 +107,24 @@ PLAIT_INLINE void task_free_bytes(Worker* w, void* p, std::size_t bytes, std::si
   k.head = b;
   if (PLAIT_UNLIKELY(++k.n == alloc_batch(c))) alloc_spill(w, c);
 }
+
+PLAIT_INLINE void task_free_bytes(Worker* w, void* p, std::size_t bytes, std::size_t align) noexcept {
+  if (PLAIT_UNLIKELY(bytes > alloc_max_block || align > alloc_min_block)) {
+    ::operator delete(p, std::align_val_t{align});
+    return;
+  }
+  task_free_class(w, p, alloc_class_of(bytes));
+}
+
+// Whether a block of `bytes` aligned to `align` comes from a size class (else operator new).
+constexpr bool alloc_in_class(std::size_t bytes, std::size_t align) noexcept {
+  return bytes <= alloc_max_block && align <= alloc_min_block;
+}
+
+// task_free_bytes for a thread that is no worker of `home`, the pool whose worker allocated the
+// block (an OpenMP task whose detach event another thread fulfilled): the block goes to the
+// pool's depot, under its mutex. Out of line, src/task_alloc.cpp.
+PLAIT_NOINLINE void task_free_foreign(Pool* home, void* p, std::size_t bytes, std::size_t align) noexcept;
 
 // Memory for one T on worker w (w is a worker of a pool, never no_worker). May throw bad_alloc.
 // (task_alloc_bytes with constants: the class is computed at compile time.)

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from .analysis import Summary  # noqa: E402
-from .registry import compiler_of, default_compiler, runtime_of  # noqa: E402
+from .registry import compiler_of, default_compiler, omp_lib_of, runtime_of  # noqa: E402
 
 COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
 MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
@@ -19,6 +19,10 @@ MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
 
 def series_style(series: str) -> dict:
     rt = runtime_of(series)
+    lib = omp_lib_of(series)
+    if lib:  # the gcc-built OpenMP binary on another library: that library's colour, gomp's marker, dash-dot
+        return {"color": COLORS.get("plait" if lib == "plait" else "libomp"), "marker": MARKERS["gomp"],
+                "linestyle": "-."}
     st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
     if compiler_of(series) != default_compiler(rt):  # another compiler's build: same colour, hollow marker, dashed
         st.update(markerfacecolor="none", linestyle="--")

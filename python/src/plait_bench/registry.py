@@ -4,6 +4,11 @@ Binaries follow docs/bench-protocol.md: ``<kernel>-<runtime>`` in ``build/<prese
 comes from the gcc tree except ``libomp``, which only the clang tree builds. A study may ask for another
 runtime's clang build with ``RUNTIME@clang`` (``plait@clang``, ``tbb@clang``, ``serial@clang``), so that
 a runtime can be compared with libomp by binaries of the same compiler.
+
+The gcc-built OpenMP binaries (``gomp``) can also run on another OpenMP library, the very same binary
+with the library preloaded: ``gomp@libomp`` (LLVM's libomp, which implements the GOMP ABI) and
+``gomp@plait`` (Plait's libplait-omp from the gcc tree). Each such run must report that library as its
+``omp_library`` (docs/bench-protocol.md), or it fails.
 """
 
 from __future__ import annotations
@@ -23,8 +28,34 @@ DEFAULT_COMPILER = {"libomp": "clang"}
 BUILT_BY = {"gomp": ("gcc",), "libomp": ("clang",)}
 
 
+# OpenMP libraries a gcc-built gomp binary can be run on instead of libgomp ("gomp@plait").
+OMP_LIBS = ("libomp", "plait")
+# Where LLVM's libomp is looked for (PLAIT_BENCH_LIBOMP overrides).
+ENV_LIBOMP = "PLAIT_BENCH_LIBOMP"
+LIBOMP_CANDIDATES = ("/usr/lib/llvm-16/lib/libomp.so.5", "/usr/lib/x86_64-linux-gnu/libomp.so.5")
+PLAIT_OMP_LIB = "libplait-omp.so.1"  # in the gcc tree's build directory, beside bin/
+
+
 def default_compiler(runtime: str) -> str:
     return DEFAULT_COMPILER.get(runtime, "gcc")
+
+
+def omp_lib_of(series: str) -> str:
+    """The OpenMP library a series runs on instead of its own (``gomp@plait`` -> plait), or ""."""
+    _, _, tag = series.split("[")[0].partition("@")
+    return tag if tag in OMP_LIBS else ""
+
+
+def expected_omp_library(runtime: str, tag: str = "") -> str | None:
+    """What the file name of the OpenMP runtime a run reports (``omp_library``) must contain, or None
+    for runtimes without OpenMP."""
+    if tag == "plait":
+        return "libplait-omp"
+    if tag == "libomp" or runtime == "libomp":
+        return "libomp"
+    if runtime == "gomp":
+        return "libgomp"
+    return None
 
 
 def parse_runtime(spec: str) -> tuple[str, str]:
@@ -35,11 +66,17 @@ def parse_runtime(spec: str) -> tuple[str, str]:
     rt, at, comp = spec.partition("@")
     if rt not in RUNTIMES:
         raise ValueError(f"unknown runtime '{spec}'; accepted: {', '.join(RUNTIMES)}, each optionally as RUNTIME@gcc "
-                         f"or RUNTIME@clang")
+                         f"or RUNTIME@clang, and gomp@libomp, gomp@plait")
     if not at:
         return rt, ""
+    if comp in OMP_LIBS:
+        if rt != "gomp":
+            raise ValueError(f"'{spec}': only the gcc-built OpenMP binaries run on another OpenMP library; "
+                             f"accepted: {', '.join('gomp@' + x for x in OMP_LIBS)}")
+        return rt, comp
     if comp not in COMPILERS:
-        raise ValueError(f"unknown compiler '{comp}' in '{spec}'; accepted: {', '.join(COMPILERS)}")
+        raise ValueError(f"unknown compiler '{comp}' in '{spec}'; accepted: {', '.join(COMPILERS)} "
+                         f"(and for gomp the OpenMP libraries {', '.join(OMP_LIBS)})")
     if comp not in BUILT_BY.get(rt, COMPILERS):
         raise ValueError(f"'{spec}': {rt} is built only by {', '.join(BUILT_BY[rt])}")
     return rt, "" if comp == default_compiler(rt) else comp
@@ -58,6 +95,8 @@ def runtime_of(series: str) -> str:
 def compiler_of(series: str) -> str:
     """The compiler tree of a series name (``libomp`` -> clang, ``tbb@clang[x=1]`` -> clang, ``plait`` -> gcc)."""
     rt, _, comp = series.split("[")[0].partition("@")
+    if comp in OMP_LIBS:  # gomp@plait: the gcc-built binary on another library
+        return "gcc"
     return comp or default_compiler(rt)
 
 # Options every binary accepts; the study tool sets them itself, a study may not.
@@ -148,7 +187,25 @@ class BinDirs:
         return [m for m in map(self.missing_dir, trees) if m]
 
     def dir_for(self, runtime: str, compiler: str = "") -> Path:
+        if compiler in OMP_LIBS:
+            return self.gcc
         return self.clang if (compiler or default_compiler(runtime)) == "clang" else self.gcc
+
+    def omp_preload(self, tag: str) -> tuple[Path | None, str]:
+        """The library to preload for an OpenMP-library tag (``plait``, ``libomp``): its path, or None
+        and why it cannot be found."""
+        if tag == "plait":
+            p = self.gcc.parent / PLAIT_OMP_LIB
+            return (p, "") if p.is_file() else (None, f"{p} does not exist (build the gcc tree: make build)")
+        if tag == "libomp":
+            env = os.environ.get(ENV_LIBOMP)
+            cands = [env] if env else list(LIBOMP_CANDIDATES)
+            for c in cands:
+                if c and Path(c).is_file():
+                    return Path(c), ""
+            return None, (f"{ENV_LIBOMP}={env}: no such file" if env else
+                          f"LLVM's libomp not found (looked for {', '.join(LIBOMP_CANDIDATES)}; set {ENV_LIBOMP})")
+        return None, f"unknown OpenMP library '{tag}'"
 
     def binary(self, kernel: str, runtime: str, compiler: str = "") -> Path:
         return self.dir_for(runtime, compiler) / f"{kernel}-{runtime}"

@@ -44,6 +44,7 @@ from .markdown import md_table  # noqa: E402
 from .plots import errbar, failed_marks, plain_log, series_style  # noqa: E402
 from .report_amr import amr_section  # noqa: E402
 from .report_loops import loops_section  # noqa: E402
+from .report_omp import has_omp_libs, omp_section  # noqa: E402
 from .runner import FAILED_STATUSES  # noqa: E402
 
 Section = tuple[list[str], list[Path]]  # a section's markdown pieces and the files it drew
@@ -502,6 +503,11 @@ def _amr(ctx: _Context) -> Section:
     return amr_section(ctx.ds, ctx.out_dir, ctx.caption) if has_amr(ctx.ds) else ([], [])
 
 
+def _omp(ctx: _Context) -> Section:
+    """The OpenMP front door (the same binary on libgomp, libomp and Plait), when the session has gomp@plait runs."""
+    return omp_section(ctx.ds, ctx.out_dir, ctx.caption) if has_omp_libs(ctx.ds) else ([], [])
+
+
 def _other_kernels(ctx: _Context) -> Section:
     """Every configuration of the kernels without a figure of their own, as tables."""
     ds = ctx.ds
@@ -545,7 +551,7 @@ def _failed_runs(ctx: _Context) -> Section:
 
 SECTIONS: tuple[Callable[[_Context], Section], ...] = (
     _header, _uts_efficiency, _uts_speedup, _uts_load_balancing, _uts_granularity_tables, _fib, _suite, _loops,
-    _amr, _other_kernels, _failed_runs,
+    _amr, _omp, _other_kernels, _failed_runs,
 )
 
 

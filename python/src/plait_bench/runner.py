@@ -128,8 +128,13 @@ def execute(
     settings: StudySettings,
     extra_env: dict[str, str],
     help_info: HelpInfo | None = None,
+    omp_library: tuple[str | None, bool] = (None, False),
 ) -> RunRecord:
-    """Run the binary once (--reps 1) and classify the outcome. Never raises for a failing binary."""
+    """Run the binary once (--reps 1) and classify the outcome. Never raises for a failing binary.
+
+    ``omp_library``: (what the name of the OpenMP library the run reports must contain, whether the
+    run must report one at all). A run that reports another library (a preload that did not take, or
+    a stray LD_PRELOAD in the environment) is an error, never a number of the wrong series."""
     cpus, penv, pinning = placement(cfg, settings)
     env = dict(os.environ)
     env.update(penv)
@@ -195,6 +200,8 @@ def execute(
             status, message = "unverified", f"JSON line has verified={rec.get('verified')!r}: {rec.get('check')}"
         elif time_s is None:
             status, message = "no-output", "JSON line has no numeric time_s"
+        elif (lib_problem := _omp_library_problem(rec, *omp_library)) is not None:
+            status, message = "error", lib_problem
         else:
             status, message = "ok", None
     else:
@@ -210,6 +217,19 @@ def execute(
         stats=stats if status == "ok" else stats, echo_params=rec.get("params") if rec else None,
         command=shlex.join(cmd), binary=str(exe), pinning=pinning, env=run_env, started_at=started,
     )
+
+
+def _omp_library_problem(rec: dict, expect: str | None, required: bool) -> str | None:
+    """Why the OpenMP library a run reports is not the one its series stands for, or None."""
+    if expect is None:
+        return None
+    lib = rec.get("omp_library")
+    if not isinstance(lib, str) or not lib:
+        return (f"the run reports no OpenMP library (omp_library), so it cannot show it ran on {expect}"
+                if required else None)
+    if expect not in Path(lib).name:
+        return f"the run's OpenMP library is {lib}, not {expect} (LD_PRELOAD not in effect, or another one set)"
+    return None
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import db
 from .machine import git_state, machine_facts
-from .registry import BinDirs, binary_help, parse_runtime
+from .registry import OMP_LIBS, BinDirs, binary_help, expected_omp_library, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
 from .study import Config, Study, missing_binaries, nproc
 
@@ -149,7 +150,18 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                 if not exe.is_file():
                     rec = missing_record(cfg, exe, study.settings)
                 else:
-                    rec = execute(cfg, exe, study.settings, study.env_for(cfg.runtime), binary_help(exe))
+                    env = study.env_for(cfg.runtime)
+                    tag = cfg.compiler if cfg.compiler in OMP_LIBS else ""
+                    lib, why = bins.omp_preload(tag) if tag else (None, "")
+                    if tag and lib is None:
+                        rec = missing_record(cfg, exe, study.settings)
+                        rec.message = f"cannot run {cfg.series}: {why}"
+                    else:
+                        if lib is not None:
+                            prior = env.get("LD_PRELOAD", os.environ.get("LD_PRELOAD", ""))
+                            env["LD_PRELOAD"] = str(lib) + (":" + prior if prior else "")
+                        rec = execute(cfg, exe, study.settings, env, binary_help(exe),
+                                      omp_library=(expected_omp_library(cfg.runtime, tag), bool(tag)))
                 db.store_run(con, row, rec)
                 executed += 1
                 if rec.status != "ok":
