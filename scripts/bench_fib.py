@@ -2,12 +2,13 @@
 """Spawn-overhead benchmark (study 001's inlined spawn/join cost): fib(n) with one task per call,
 every runtime side by side.
 
-Runs serial, plait, gomp, libomp and tbb at 1 and 2 threads, interleaved and shuffled per round,
-and prints medians: time per task (= per spawn), overhead per spawn over the serial recursion
-((T_runtime - T_serial) / spawns), and each runtime's 2-thread speedup over its 1-thread time.
-Uses only the standard library so that it runs before the Python tooling is set up.
+Runs serial, plait, plait-frame (the frame-task API, plait/frame.hpp), gomp, gomp@plait (the same
+gcc-built OpenMP binary with libplait-omp preloaded), libomp and tbb at 1 and 2 threads, interleaved
+and shuffled per round, and prints medians: time per task (= per spawn), overhead per spawn over the
+serial recursion ((T_runtime - T_serial) / spawns), and each runtime's 2-thread speedup over its
+1-thread time. Uses only the standard library so that it runs before the Python tooling is set up.
 
-    scripts/bench_fib.py [--n 32] [--rounds 11] [--markdown]
+    scripts/bench_fib.py [--n 32] [--rounds 11] [--runtimes plait,plait-frame] [--markdown]
 """
 import argparse
 import json
@@ -21,15 +22,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = {
     "serial": "build/gcc-release/bin/fib-serial",
     "plait": "build/gcc-release/bin/fib-plait",
+    "plait-frame": "build/gcc-release/bin/fib-plait-frame",
     "gomp": "build/gcc-release/bin/fib-gomp",
+    "gomp@plait": "build/gcc-release/bin/fib-gomp",
     "libomp": "build/clang-release/bin/fib-libomp",
     "tbb": "build/gcc-release/bin/fib-tbb",
 }
+PRELOAD = {"gomp@plait": "build/gcc-release/libplait-omp.so.1"}
+PARALLEL = ("plait", "plait-frame", "gomp", "gomp@plait", "libomp", "tbb")
 
 
 def run(rt, threads, n):
     exe = os.path.join(ROOT, BIN[rt])
     env = dict(os.environ, OMP_WAIT_POLICY="active", OMP_PROC_BIND="false")
+    if rt in PRELOAD:
+        env["LD_PRELOAD"] = os.path.join(ROOT, PRELOAD[rt])
     # --warmup 2: two unmeasured repetitions in the same process first (thread start-up, clock ramp)
     p = subprocess.run([exe, "--n", str(n), "--threads", str(threads), "--warmup", "2", "--quiet"],
                        capture_output=True, text=True, env=env)
@@ -38,6 +45,8 @@ def run(rt, threads, n):
     rec = json.loads(p.stdout.strip().splitlines()[-1])
     if not rec.get("verified"):
         sys.exit(f"bench_fib: {rt} result not verified")
+    if rt in PRELOAD and "libplait-omp" not in rec.get("omp_library", ""):
+        sys.exit(f"bench_fib: {rt} ran on {rec.get('omp_library')!r}, not on the preloaded library")
     return rec["time_s"], rec["stats"]["tasks"]
 
 
@@ -51,14 +60,23 @@ def main():
                          "enough (fib(32) takes ~6 ms on 2 workers)")
     ap.add_argument("--oversub", action="store_true",
                     help="also run plait at 4, 8 and 16 workers (oversubscription on small machines)")
+    ap.add_argument("--runtimes", default=",".join(PARALLEL),
+                    help=f"comma-separated parallel runtimes to time beside serial (default: all of {', '.join(PARALLEL)})")
     a = ap.parse_args()
+    rts = [r for r in a.runtimes.split(",") if r]
+    bad = [r for r in rts if r not in PARALLEL]
+    if bad or not rts:
+        sys.exit(f"bench_fib: --runtimes: unknown {', '.join(bad) or '(none given)'}; accepted: {', '.join(PARALLEL)}")
     if not 10 <= a.n <= 40:
         sys.exit("bench_fib: --n must be in 10..40")
-    missing = [rt for rt, b in BIN.items() if not os.path.exists(os.path.join(ROOT, b))]
+    missing = [rt for rt in ["serial", *rts] if not os.path.exists(os.path.join(ROOT, BIN[rt]))]
+    missing += [rt for rt in rts if rt in PRELOAD and not os.path.exists(os.path.join(ROOT, PRELOAD[rt]))]
     if missing:
         sys.exit(f"bench_fib: missing binaries for {', '.join(missing)}; run `make build` first")
-    configs = [("serial", 1)] + [(rt, t) for rt in ("plait", "gomp", "libomp", "tbb") for t in (1, 2)]
+    configs = [("serial", 1)] + [(rt, t) for rt in rts for t in (1, 2)]
     if a.oversub:
+        if "plait" not in rts:
+            sys.exit("bench_fib: --oversub needs plait among --runtimes")
         configs += [("plait", t) for t in (4, 8, 16)]
     if a.speedup_n and not 10 <= a.speedup_n <= 40:
         sys.exit("bench_fib: --speedup-n must be in 10..40")
@@ -77,7 +95,7 @@ def main():
     med = {c: statistics.median(v) for c, v in times.items()}
     ts = med[("serial", 1)]
     rows = []
-    for rt in ("plait", "gomp", "libomp", "tbb"):
+    for rt in rts:
         t1, t2 = med[(rt, 1)], med[(rt, 2)]
         rows.append((rt, t1 * 1e3, t1 * 1e9 / tasks, (t1 - ts) * 1e9 / tasks, t2 * 1e3, t1 / t2))
     print(f"fib({a.n}): {tasks} spawns; serial {ts * 1e3:.2f} ms ({ts * 1e9 / tasks:.2f} ns per call-pair); "
@@ -89,9 +107,9 @@ def main():
         for r in rows:
             print(f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f}x |")
     else:
-        print("{:<8} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
+        print("{:<12} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
         for r in rows:
-            print(f"{r[0]:<8} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
+            print(f"{r[0]:<12} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
 
 
     if a.speedup_n:

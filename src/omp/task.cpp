@@ -247,15 +247,13 @@ void task_exec(void* p, detail::Worker*) noexcept { run_body(static_cast<TaskRec
 
 // Copies an argument block: small ones (gcc's usual few captured words) in words, inline.
 PLAIT_INLINE void copy_args(void* dst, const void* src, std::size_t n) noexcept {
-  if (PLAIT_LIKELY(n <= 32)) {
-    auto* d = static_cast<unsigned char*>(dst);
-    auto* s = static_cast<const unsigned char*>(src);
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) __builtin_memcpy(d + i, s + i, 8);
-    for (; i < n; ++i) d[i] = s[i];
-    return;
+  switch (n) {  // gcc's blocks of pointers and 8-byte scalars: constant-size copies, no loop
+    case 8: __builtin_memcpy(dst, src, 8); return;
+    case 16: __builtin_memcpy(dst, src, 16); return;
+    case 24: __builtin_memcpy(dst, src, 24); return;
+    case 32: __builtin_memcpy(dst, src, 32); return;
+    default: std::memcpy(dst, src, n);
   }
-  std::memcpy(dst, src, n);
 }
 
 // A new record for a child of `parent`, with the argument block copied in, counted everywhere.
