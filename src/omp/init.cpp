@@ -3,10 +3,13 @@
 #include "omp_internal.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace plait::omp {
 
@@ -22,6 +25,45 @@ static void* base_of(void* addr) {
 }
 
 static void anchor() {}  // a function of this library that nothing can interpose
+
+// libgomp stays loaded when this library is preloaded into a gcc-built program (the program needs
+// it), and its constructor runs before ours. Reading OMP_PROC_BIND it binds the initial thread to
+// the first of its places; every thread this runtime starts from that thread would inherit that one
+// CPU, and a team would run at one thread's speed. So if libgomp is here and bound the thread, give
+// the initial thread back the union of libgomp's places — the CPUs the process was started with, as
+// libgomp computed them — asking libgomp itself (its own symbols, through its handle). A thread
+// started from it then gets the whole mask (and with OMP_PROC_BIND, worker i its own CPU: team.cpp).
+static void undo_libgomp_binding() {
+  // (OMP_PROC_BIND or OMP_PLACES set: libgomp binds; without them it has no places, and nothing
+  // changes here.)
+  if (std::getenv("OMP_PROC_BIND") == nullptr && std::getenv("OMP_PLACES") == nullptr) return;
+  void* h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return;
+  using num_places_fn = int (*)();
+  using place_num_procs_fn = int (*)(int);
+  using place_proc_ids_fn = void (*)(int, int*);
+  auto num_places = reinterpret_cast<num_places_fn>(dlsym(h, "omp_get_num_places"));
+  auto place_num_procs = reinterpret_cast<place_num_procs_fn>(dlsym(h, "omp_get_place_num_procs"));
+  auto place_proc_ids = reinterpret_cast<place_proc_ids_fn>(dlsym(h, "omp_get_place_proc_ids"));
+  const void* ours = reinterpret_cast<void*>(&anchor);
+  // (dlsym through libgomp's handle finds libgomp's own definitions; make sure they are not ours)
+  if (num_places != nullptr && place_num_procs != nullptr && place_proc_ids != nullptr &&
+      base_of(reinterpret_cast<void*>(num_places)) != base_of(const_cast<void*>(ours))) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int n = num_places();
+    for (int p = 0; p < n; ++p) {
+      const int k = place_num_procs(p);
+      if (k <= 0 || k > CPU_SETSIZE) continue;
+      std::vector<int> ids(static_cast<std::size_t>(k));
+      place_proc_ids(p, ids.data());
+      for (int c : ids)
+        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    }
+    if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  }
+  dlclose(h);
+}
 
 // Runs when the library is loaded (by the dynamic linker, before main).
 __attribute__((constructor)) static void plait_omp_loaded() {
@@ -41,6 +83,7 @@ __attribute__((constructor)) static void plait_omp_loaded() {
                  object_of(found), object_of(ours));
     std::_Exit(2);
   }
+  undo_libgomp_binding();
   if (const char* v = std::getenv("PLAIT_OMP_ANNOUNCE"); v != nullptr && std::strcmp(v, "1") == 0)
     std::fprintf(stderr, "plait-omp: OpenMP runtime: Plait (%s)\n", object_of(ours));
 }

@@ -67,6 +67,9 @@ static detail::Pool* acquire_pool(unsigned n) {
   const Global& g = global();
   if (g.stacksize != 0) o.stack_size = g.stacksize;
   if (g.wait_active) o.idle = idle_policy::spin;
+  // OMP_PROC_BIND (true, close, spread, primary): member i bound to the i-th CPU of the process's
+  // mask, as PLAIT_PIN=cores does (which, when set, decides instead).
+  if (g.icv.bind != 0 && std::getenv("PLAIT_PIN") == nullptr) o.pin = pin_policy::cores;
   try {
     pools->push_back(PoolSlot{std::make_unique<detail::Pool>(o, /*caller_is_worker0=*/true), true});
   } catch (const std::exception& e) {

@@ -13,12 +13,15 @@ import time
 from pathlib import Path
 
 from .db import RunRecord, now
-from .registry import HelpInfo
+from .registry import OMP_LIBS, HelpInfo
 from .study import Config, StudySettings
 
 OMP_RUNTIMES = ("gomp", "libomp")
 # The variable that binds a runtime's thread i to the i-th CPU of the process's affinity mask.
 THREAD_PIN_ENV = {"plait": "PLAIT_PIN", "tbb": "PLAIT_BENCH_TBB_PIN"}
+# Thread i on CPU i for the gomp binary on a preloaded OpenMP library (gomp@plait, gomp@libomp), by
+# the library's own variable: libplait-omp honours PLAIT_PIN, libomp KMP_AFFINITY.
+OMP_LIB_PIN_ENV = {"plait": ("PLAIT_PIN", "cores"), "libomp": ("KMP_AFFINITY", "granularity=fine,compact")}
 
 STATUS_BY_EXIT = {1: "unverified", 2: "bad-input", 3: "error"}
 FAILED_STATUSES = ("unverified", "bad-input", "error", "crashed", "timeout", "missing", "no-output")
@@ -54,7 +57,17 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
             notes.append(f"cpus {_ranges(cpus)} (sched_setaffinity)")
         elif avail:
             notes.append(f"unpinned: {cfg.threads} threads > {len(avail)} usable CPUs (oversubscribed)")
-        if cfg.runtime in OMP_RUNTIMES:
+        tag = cfg.compiler if cfg.compiler in OMP_LIBS else ""
+        if tag:
+            # The gcc binary on a preloaded library: libgomp is still loaded (the binary's dependency)
+            # and its constructor, which runs first, binds the initial thread to the first place when
+            # it reads OMP_PROC_BIND — every thread the preloaded runtime then starts would inherit
+            # that one CPU. So those runs bind through the library's own variable instead.
+            if cpus is not None:
+                var, val = OMP_LIB_PIN_ENV[tag]
+                env[var] = val
+                notes.append(f"{var}={val}")
+        elif cfg.runtime in OMP_RUNTIMES:
             env["OMP_PROC_BIND"] = "close"
             env["OMP_PLACES"] = "cores" if cpus is None else "threads"
             notes.append(f"OMP_PROC_BIND=close OMP_PLACES={env['OMP_PLACES']}")
