@@ -38,6 +38,9 @@ class Pool {
   Worker* workers = nullptr;  // n workers, cache-line aligned
   std::vector<pthread_t> threads;  // index i: worker i's thread (unused for an adopted worker 0)
   bool external0 = false;
+  // With pin_policy::cores and external0: the CPU worker 0 belongs on (the thread that adopts it
+  // binds itself there: the OpenMP front door's initial thread, team.cpp); -1 otherwise.
+  int worker0_cpu = -1;
 
   // Root tasks waiting for a worker. inj_count mirrors the queue length so that idle workers can
   // poll it without taking the lock.

@@ -81,6 +81,7 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
   }
   trace_init(this);
 
+  if (external0 && !cpus.empty()) worker0_cpu = cpus[0];
   threads.resize(n);
   for (unsigned i = external0 ? 1 : 0; i < n; ++i) {
     pthread_attr_t attr;

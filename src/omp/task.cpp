@@ -429,8 +429,12 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
   const bool in_team = t.team != nullptr && t.team->pool != nullptr && w != nullptr;
   bool undeferred = !if_clause || parent->final || !in_team;
   if (!undeferred && PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
-    // The throttle of task_group::run: enough private tasks are queued; run this one now.
+    // The throttle of task_group::run: enough private tasks are queued; run this one now. No push
+    // or pop comes by while we run tasks here (a taskloop creates thousands in a row): answer a
+    // thief's request ourselves, or the queued ones stay private and the team runs on one thread.
+    // relaxed: a hint, as on the push path.
     PLAIT_COUNT(w, inlined, 1);
+    if (w->dq.req.load(std::memory_order_relaxed) != 0) detail::serve_request(w);
     if ((flags & task_depend) == 0) undeferred = true;
   }
   if (PLAIT_UNLIKELY(undeferred && (flags & task_depend) != 0 && depend != nullptr)) wait_deps(t, parent, depend);

@@ -13,6 +13,7 @@
 // explicit tasks run at once (undeferred). docs/openmp.md says why.
 #include "omp_internal.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <cstdarg>
@@ -76,6 +77,19 @@ static detail::Pool* acquire_pool(unsigned n) {
     fatal("cannot start a team of %u threads: %s", n, e.what());
   }
   return pools->back().pool.get();
+}
+
+// A pinned team (OMP_PROC_BIND, PLAIT_PIN=cores) binds member i to the i-th CPU; member 0 is the
+// thread that starts the region, which binds itself to its CPU here, once, and stays bound (as
+// libgomp binds the initial thread). Left free, it could share member 1's CPU for milliseconds
+// while the other CPU idles.
+static void bind_initial_thread(int cpu) {
+  static thread_local int bound = -1;
+  if (bound == cpu) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0) bound = cpu;
 }
 
 static void release_pool(detail::Pool* p) {
@@ -240,6 +254,7 @@ static void parallel(void (*fn)(void*), void* data, unsigned requested, const Pr
   team.left.reset(n - 1);
   std::vector<MemberArgs> args(n);
   detail::Worker* w0 = &p->workers[0];
+  if (p->worker0_cpu >= 0) bind_initial_thread(p->worker0_cpu);
   detail::Worker* const outer = detail::tl_worker;
   detail::tl_worker = w0;
   for (unsigned i = 1; i < n; ++i) {
