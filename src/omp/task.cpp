@@ -336,8 +336,31 @@ PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, OwnedCount& c, std::u
   if (PLAIT_UNLIKELY(!c.settled())) wait_owned_rest(w, c);
 }
 
+// The accesses of one depend clause: on the stack up to a dozen (no malloc per task), else in a
+// vector.
+class DepList {
+ public:
+  void push_back(const plait::access& a) {
+    if (n_ < local_size) local_[n_] = a;
+    else {
+      if (n_ == local_size) more_.assign(local_, local_ + local_size);
+      more_.push_back(a);
+    }
+    ++n_;
+  }
+  std::span<const plait::access> span() const noexcept {
+    return n_ <= local_size ? std::span<const plait::access>(local_, n_) : std::span<const plait::access>(more_);
+  }
+
+ private:
+  static constexpr std::size_t local_size = 12;
+  plait::access local_[local_size];
+  std::size_t n_ = 0;
+  std::vector<plait::access> more_;
+};
+
 // The accesses of a depend array (either of gcc's two formats).
-void collect_deps(void** depend, std::vector<plait::access>& out) {
+void collect_deps(void** depend, DepList& out) {
   const auto word = [&](std::size_t i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
   auto add = [&](void* addr, std::uintptr_t kind) {
     dep_mode m;
@@ -378,11 +401,11 @@ void collect_deps(void** depend, std::vector<plait::access>& out) {
 void wait_deps(Thread& t, TaskCtx* parent, void** depend) {
   detail::Worker* w = detail::current_worker();
   if (w == nullptr || t.team == nullptr || parent->deps == nullptr) return;  // no deferred dependent sibling exists
-  std::vector<plait::access> acc;
+  DepList acc;
   collect_deps(depend, acc);
   detail::CountLatch done;
   done.add(1);
-  parent->deps->run(std::span<const plait::access>(acc), [&done] { done.count_down(1); });
+  parent->deps->run(acc.span(), [&done] { done.count_down(1); });
   detail::group_wait(w, &done, parent->floor);
 }
 
@@ -466,17 +489,17 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     return;
   }
   if (PLAIT_UNLIKELY((flags & task_depend) != 0 && depend != nullptr)) {
-    std::vector<plait::access> acc;
+    DepList acc;
     collect_deps(depend, acc);
     if (parent->deps == nullptr) parent->deps = new plait::dataflow_group;
     if ((flags & task_detach) == 0) {
-      parent->deps->run(std::span<const plait::access>(acc), [r] { run_body(r); });
+      parent->deps->run(acc.span(), [r] { run_body(r); });
     } else {
       // A detached task is complete only at its fulfil: the engine holds its successors until
       // complete() releases the node (run_held stores it before the task can start).
       if (!r->rare) init_rare(r, nullptr);
       r->held_group = parent->deps;
-      parent->deps->run_held(std::span<const plait::access>(acc), [r] { run_body(r); }, &r->held_node);
+      parent->deps->run_held(acc.span(), [r] { run_body(r); }, &r->held_node);
     }
     return;
   }
