@@ -151,6 +151,9 @@ struct TraceBuf {
 PLAIT_INLINE bool tracing(const Worker* w) noexcept { return w->trace != nullptr; }
 void trace_init(Pool* p);                 // after the workers exist, before the threads start
 void trace_finish(Pool* p) noexcept;      // after the threads joined: write, free
+// Writes the pool's trace to its trace_path now, while it runs (a pool that is never destroyed:
+// the OpenMP front door's, at exit); a failure is one line on stderr.
+void trace_write_now(Pool* p) noexcept;
 void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label) noexcept;
 std::uint64_t trace_new_id(Worker* w) noexcept;
 inline std::uint32_t trace_creator(std::uint64_t id) noexcept { return static_cast<std::uint32_t>(id >> 40) - 1; }

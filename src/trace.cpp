@@ -165,6 +165,18 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
   *ok = trace::write_trace(t, path, err);
 }
 
+void trace_write_now(Pool* p) noexcept {
+  if (p->trace_path.empty()) return;
+  std::string err;
+  bool ok = false;
+  try {
+    write_out(p, p->trace_path, &err, &ok);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  if (!ok) std::fprintf(stderr, "plait: cannot write trace %s: %s\n", p->trace_path.c_str(), err.c_str());
+}
+
 void trace_finish(Pool* p) noexcept {
   if (p->trace_path.empty()) return;
   std::string err;

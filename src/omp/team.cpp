@@ -54,6 +54,13 @@ std::mutex pools_mu;
 std::vector<PoolSlot>* pools = nullptr;  // never freed: workers may outlive static destructors
 }  // namespace
 
+static void write_traces_at_exit() noexcept {
+  // Idle workers may still record idle events; each buffer is copied under its busy flag
+  // (pool::write_trace's way). No region runs: the program is past main.
+  std::lock_guard<std::mutex> lk(pools_mu);
+  for (PoolSlot& s : *pools) detail::trace_write_now(s.pool.get());
+}
+
 static detail::Pool* acquire_pool(unsigned n) {
   std::lock_guard<std::mutex> lk(pools_mu);
   if (pools == nullptr) pools = new std::vector<PoolSlot>();
@@ -75,6 +82,16 @@ static detail::Pool* acquire_pool(unsigned n) {
     pools->push_back(PoolSlot{std::make_unique<detail::Pool>(o, /*caller_is_worker0=*/true), true});
   } catch (const std::exception& e) {
     fatal("cannot start a team of %u threads: %s", n, e.what());
+  }
+  // PLAIT_TRACE: the pools are never destroyed (workers may outlive static destructors), so their
+  // traces are written when the process exits normally — one file per team size, numbered from
+  // the second pool on as for any PLAIT_TRACE pool.
+  if (!pools->back().pool->trace_path.empty()) {
+    static bool registered = false;
+    if (!registered) {
+      registered = true;
+      std::atexit(&write_traces_at_exit);
+    }
   }
   return pools->back().pool.get();
 }
