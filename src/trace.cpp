@@ -179,14 +179,7 @@ void trace_write_now(Pool* p) noexcept {
 
 void trace_finish(Pool* p) noexcept {
   if (p->trace_path.empty()) return;
-  std::string err;
-  bool ok = false;
-  try {
-    write_out(p, p->trace_path, &err, &ok);
-  } catch (const std::exception& e) {
-    err = e.what();
-  }
-  if (!ok) std::fprintf(stderr, "plait: cannot write trace %s: %s\n", p->trace_path.c_str(), err.c_str());
+  trace_write_now(p);
   for (unsigned i = 0; i < p->n; ++i) {
     delete p->workers[i].trace;
     p->workers[i].trace = nullptr;
