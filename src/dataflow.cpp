@@ -678,6 +678,30 @@ void dataflow_group::execute(detail::dep_node* n) noexcept {
     finished(n);
 }
 
+bool dataflow_group::ready_now(std::span<const access> deps) {
+  detail::dataflow_state& st = *st_;
+  bool ok = true;
+  st.mu.lock();
+  for (const access& d : deps) {
+    if (d.bytes == 0) continue;
+    const auto a = reinterpret_cast<std::uintptr_t>(d.addr);
+    const std::uintptr_t b = d.bytes > UINTPTR_MAX - a ? UINTPTR_MAX : a + d.bytes;
+    // The first segment that ends past a, then every one that starts before b.
+    auto it = st.segs.upper_bound(a);
+    if (it != st.segs.begin() && std::prev(it)->second.end > a) --it;
+    for (; ok && it != st.segs.end() && it->first < b; ++it) {
+      const detail::segment& sg = it->second;
+      // in: after the last write generation (and the predecessors of a set); everything else also
+      // after the readers since then.
+      ok = detail::all_done(sg.gen) && detail::all_done(sg.before) &&
+           (d.mode == dep_mode::in || detail::all_done(sg.readers));
+    }
+    if (!ok) break;
+  }
+  st.mu.unlock();
+  return ok;
+}
+
 void dataflow_group::release_hold(detail::dep_node* n) noexcept {
   // acq_rel: as in execute.
   if (n->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) finished(n);

@@ -202,6 +202,17 @@ class dataflow_group {
   }
   void release_hold(detail::dep_node* handle) noexcept;
 
+  // Whether a task with these accesses, added now, would have no unfinished predecessor: no
+  // task of the group that is not finished writes (or, for an out/inout/set access, reads) any
+  // byte of them. A caller that is the only thread adding tasks to the group (OpenMP: a parent
+  // task's siblings) may then run such a task itself at once instead of adding it: it finishes
+  // before any later task is added, so nothing can need ordering after it. Used by the OpenMP
+  // front door when its queue is full (its throttle) or its team has one thread.
+  bool ready_now(std::span<const access> deps);
+  bool ready_now(std::initializer_list<access> deps) {
+    return ready_now(std::span<const access>(deps.begin(), deps.size()));
+  }
+
   // Waits until every task added so far has finished (helping meanwhile: it runs this group's
   // tasks and steals others); rethrows the first exception a task threw. Afterwards the group is
   // empty and can be reused.

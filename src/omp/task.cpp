@@ -451,7 +451,9 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
   detail::Worker* w = detail::current_worker();
   const bool in_team = t.team != nullptr && t.team->pool != nullptr && w != nullptr;
   bool undeferred = !if_clause || parent->final || !in_team;
+  bool throttled = false;
   if (!undeferred && PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
+    throttled = true;
     // The throttle of task_group::run: enough private tasks are queued; run this one now. No push
     // or pop comes by while we run tasks here (a taskloop creates thousands in a row): answer a
     // thief's request ourselves, or the queued ones stay private and the team runs on one thread.
@@ -491,6 +493,16 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
   if (PLAIT_UNLIKELY((flags & task_depend) != 0 && depend != nullptr)) {
     DepList acc;
     collect_deps(depend, acc);
+    // A dependent task whose predecessors have all finished runs at once, without entering the
+    // data-flow engine, where nothing is gained by deferring it: past the throttle (thieves have
+    // the queued tasks), or in a team of one thread (nobody else could run it). It finishes before
+    // the parent adds its next child, so no later sibling can need ordering after it
+    // (dataflow_group::ready_now). libgomp does the same past its throttle.
+    if ((throttled || t.team->n == 1) && (flags & task_detach) == 0 &&
+        (parent->deps == nullptr || parent->deps->ready_now(acc.span()))) {
+      run_body(r);
+      return;
+    }
     if (parent->deps == nullptr) parent->deps = new plait::dataflow_group;
     if ((flags & task_detach) == 0) {
       parent->deps->run(acc.span(), [r] { run_body(r); });

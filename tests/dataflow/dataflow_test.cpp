@@ -362,6 +362,45 @@ TEST_P(Dataflow, ReadersAfterASetWaitForAllMembers) {
   EXPECT_EQ(x, 10 * k);
 }
 
+// ready_now (the OpenMP front door runs a task at once when it says so) sees every unfinished
+// task that a new access would have to wait for, and nothing else: the tasks below stay unfinished
+// (held at a gate) while it is asked.
+TEST_P(Dataflow, ReadyNowSeesEveryUnfinishedConflict) {
+  int x = 0, y = 0, z = 0, other = 0;
+  int arr[8] = {};
+  std::atomic<bool> gate{false};
+  bool before_empty = false, after_all = false;
+  bool answers[9] = {};
+  pool().run([&] {
+    plait::dataflow_group g;
+    before_empty = g.ready_now({plait::in(x), plait::inout(y), plait::mutexinoutset(z)});
+    auto held = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      while (!gate.load() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) std::this_thread::yield();
+    };
+    g.run({plait::out(x)}, held);
+    g.run({plait::in(y)}, held);
+    g.run({plait::mutexinoutset(z)}, held);
+    g.run({plait::inout(arr + 2, 2)}, held);
+    answers[0] = g.ready_now({plait::in(x)});           // after the writer: no
+    answers[1] = g.ready_now({plait::inout(x)});        // no
+    answers[2] = g.ready_now({plait::in(y)});           // readers do not order readers: yes
+    answers[3] = g.ready_now({plait::out(y)});          // a writer after the reader: no
+    answers[4] = g.ready_now({plait::mutexinoutset(z)});  // the set's member is unfinished: no
+    answers[5] = g.ready_now({plait::inout(other)});    // untouched: yes
+    answers[6] = g.ready_now({plait::in(arr + 3, 4)});  // overlaps arr[2..3] in one byte range: no
+    answers[7] = g.ready_now({plait::in(arr + 4, 4)});  // just past it: yes
+    answers[8] = g.ready_now({plait::in(other), plait::in(x)});  // one access of two: no
+    gate.store(true);
+    g.wait();
+    after_all = g.ready_now({plait::inout(x), plait::inout(y), plait::mutexinoutset(z), plait::inout(arr, 8)});
+  });
+  EXPECT_TRUE(before_empty);
+  const bool want[9] = {false, false, true, false, false, true, false, true, false};
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(answers[i], want[i]) << "question " << i;
+  EXPECT_TRUE(after_all);
+}
+
 TEST_P(Dataflow, FirstExceptionCancelsTheRestAndWaitRethrows) {
   int x = 0;
   std::vector<int> ran(10, 0);
