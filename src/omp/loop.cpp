@@ -136,8 +136,15 @@ static bool next_chunk(Thread& t, std::int64_t* lo, std::int64_t* hi) {
       return true;
     }
     case sched_dynamic: {
-      // relaxed: the counter only hands out disjoint ranges; no data flows through it.
-      const std::int64_t a = s.next.fetch_add(s.chunk, std::memory_order_relaxed);
+      // relaxed: the counter only hands out disjoint ranges; no data flows through it. A team of
+      // one has nobody to share it with: a load and a store, no locked RMW per chunk.
+      std::int64_t a;
+      if (nth == 1) {
+        a = s.next.load(std::memory_order_relaxed);
+        s.next.store(a + s.chunk, std::memory_order_relaxed);
+      } else {
+        a = s.next.fetch_add(s.chunk, std::memory_order_relaxed);
+      }
       if (a >= n) return false;
       *lo = a;
       *hi = n - a > s.chunk ? a + s.chunk : n;
