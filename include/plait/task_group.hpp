@@ -69,8 +69,7 @@ class task_group {
     if (w == creator_ && w->dq.head < floor_) floor_ = w->dq.head;
     // The throttle: enough of our own tasks are queued already; run this one now (see
     // pool_options::group_throttle). No record, no push, no count: it is done when run() returns.
-    // (head < split when thieves took every shared slot and we popped below them.)
-    if (PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
+    if (PLAIT_UNLIKELY(detail::over_throttle(w))) {
       run_now(w, f);
       return;
     }

@@ -270,7 +270,6 @@ extern thread_local int host_num_teams;
 void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept;
 
 // task.cpp
-void taskwait(Thread& t) noexcept;
 // Waits (running tasks) until the subtree of the calling member's implicit task is done: every
 // explicit task it created, and theirs, is complete. The barriers' first step.
 void wait_subtree(Thread& t) noexcept;

@@ -104,15 +104,16 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
   (void)r;
 }
 
-void free_record(TaskRec* r) noexcept {
+// Gives r's memory back: to worker w's cache (w: the calling thread's worker, or null) when it
+// belongs to r's pool, else to the pool's depot or the heap.
+PLAIT_INLINE void free_record(TaskRec* r, detail::Worker* w) noexcept {
   assert_live(r);
   const std::size_t bytes = r->bytes, align = r->align;
   const unsigned cls = r->cls;
   detail::Pool* home = r->home;
   mark_freed(r);
   r->~TaskRec();
-  detail::Worker* w = detail::current_worker();
-  if (cls == TaskRec::no_class)
+  if (PLAIT_UNLIKELY(cls == TaskRec::no_class))
     ::operator delete(static_cast<void*>(r), std::align_val_t{align});
   else if (PLAIT_LIKELY(w != nullptr && w->pool == home))
     detail::task_free_class(w, r, cls);
@@ -125,7 +126,7 @@ void free_record(TaskRec* r) noexcept {
 void subtree_done(TaskRec* r, const Thread& me) noexcept {
   for (;;) {
     TaskCtx* parent = r->ctx.parent;
-    free_record(r);
+    free_record(r, detail::current_worker());
     // Read before the count-down: once it completes an implicit task's flushed count, the barrier
     // waiting for it may return and the context (on that member's stack) be gone.
     const bool up = parent->is_explicit;
@@ -181,13 +182,7 @@ PLAIT_INLINE void end_body(TaskRec* r, const Thread& me, detail::Worker* w) noex
   TaskCtx* parent = r->ctx.parent;
   const bool mine = parent->owner == &me;
   parent->kids.finish_one(mine);
-  if (PLAIT_LIKELY(w != nullptr && w->pool == r->home && r->cls != TaskRec::no_class)) {
-    assert_live(r);
-    mark_freed(r);
-    detail::task_free_class(w, r, r->cls);
-  } else {
-    free_record(r);
-  }
+  free_record(r, w);
   // (is_explicit read first: see subtree_done.)
   if (const bool up = parent->is_explicit; parent->sub.finish_one(mine) && up)
     subtree_done(reinterpret_cast<TaskRec*>(parent), me);
@@ -301,6 +296,12 @@ PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, v
   return r;
 }
 
+// The rest, out of line: the owner's count is not settled by what ran here.
+PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
+  if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::wait_policy::help);
+  c.rearm();
+}
+
 // The owner waits, running tasks, until `c` is zero: its own queued tasks above `floor` first
 // (without RMWs when they are all it waits for), then the rest, helping other workers.
 //
@@ -309,12 +310,6 @@ PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, v
 // other slot, a shared one or a pending steal request leaves the rest to the runtime's drain
 // (drain_own: take-backs, requests, coarse children, trace events), which ends where this loop
 // would.
-// The rest, out of line: the owner's count is not settled by what ran here.
-PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
-  if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::wait_policy::help);
-  c.rearm();
-}
-
 PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, OwnedCount& c, std::uint32_t floor) noexcept {
   if (floor < w->dq.base) floor = w->dq.base;
   while (w->dq.head > floor) {
@@ -409,36 +404,25 @@ void wait_deps(Thread& t, TaskCtx* parent, void** depend) {
   detail::group_wait(w, &done, parent->floor);
 }
 
+// t's current task waits until its count `which` (kids: taskwait; sub: a barrier's subtree) is zero.
+PLAIT_INLINE void wait_for(Thread& t, OwnedCount TaskCtx::*which) noexcept {
+  TaskCtx* c = current_ctx(t);
+  detail::Worker* w = detail::current_worker();
+  if (PLAIT_UNLIKELY(w == nullptr)) {  // nothing deferred exists outside the pools: every task ran at once
+    PLAIT_ASSERT((c->*which).settled());
+    return;
+  }
+  wait_owned(t, w, c->*which, c->floor);
+}
+
 }  // namespace
 
-void taskwait(Thread& t) noexcept {
-  TaskCtx* c = current_ctx(t);
-  detail::Worker* w = detail::current_worker();
-  if (w == nullptr) {  // nothing deferred exists outside the pools: every child is complete
-    PLAIT_ASSERT(c->kids.settled());
-    return;
-  }
-  wait_owned(t, w, c->kids, c->floor);
-}
-
-void wait_subtree(Thread& t) noexcept {
-  TaskCtx* c = current_ctx(t);
-  detail::Worker* w = detail::current_worker();
-  if (w == nullptr) {
-    PLAIT_ASSERT(c->sub.settled());
-    return;
-  }
-  wait_owned(t, w, c->sub, c->floor);
-}
+void wait_subtree(Thread& t) noexcept { wait_for(t, &TaskCtx::sub); }
 
 }  // namespace plait::omp
 
 using namespace plait::omp;
 namespace detail = plait::detail;
-
-extern "C" {
-
-}  // extern "C"
 
 namespace plait::omp {
 namespace {
@@ -452,7 +436,7 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
   const bool in_team = t.team != nullptr && t.team->pool != nullptr && w != nullptr;
   bool undeferred = !if_clause || parent->final || !in_team;
   bool throttled = false;
-  if (!undeferred && PLAIT_UNLIKELY(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle)) {
+  if (!undeferred && PLAIT_UNLIKELY(detail::over_throttle(w))) {
     throttled = true;
     // The throttle of task_group::run: enough private tasks are queued; run this one now. No push
     // or pop comes by while we run tasks here (a taskloop creates thousands in a row): answer a
@@ -536,7 +520,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
                    (flags & (task_final | task_depend | task_detach)) == 0 && !parent->final &&
                    parent->group == nullptr && static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8 &&
                    team->pool != nullptr && w->pool == team->pool &&
-                   !(w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle))) {
+                   !detail::over_throttle(w))) {
     TaskRec* r = make_task(t, w, parent, fn, data, nullptr, arg_size, 8, 0);
     if (PLAIT_LIKELY(detail::push(w, &task_exec, r, detail::slot_kind::detached))) return;
     run_body(r, t, w);  // the deque is full: run it now
@@ -545,16 +529,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
   task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach);
 }
 
-void GOMP_taskwait(void) {
-  Thread& t = thread_state();
-  TaskCtx* c = current_ctx(t);
-  detail::Worker* w = detail::current_worker();
-  if (PLAIT_UNLIKELY(w == nullptr)) {  // nothing deferred exists outside the pools: every child is complete
-    PLAIT_ASSERT(c->kids.settled());
-    return;
-  }
-  wait_owned(t, w, c->kids, c->floor);
-}
+void GOMP_taskwait(void) { wait_for(thread_state(), &TaskCtx::kids); }
 
 void GOMP_taskwait_depend(void** depend) {
   Thread& t = thread_state();

@@ -171,6 +171,13 @@ PLAIT_INLINE void write_private(Worker* w, std::uint32_t h, exec_fn exec, std::u
   PLAIT_COUNT_ONE(w, spawns);
 }
 
+// The throttle (pool_options::group_throttle): the worker already holds this many unstarted
+// private tasks of its own, so a new task_group child (or OpenMP task) runs at once instead.
+// (head < split when thieves took every shared slot and we popped below them.)
+PLAIT_INLINE bool over_throttle(const Worker* w) noexcept {
+  return w->dq.head > w->dq.split && w->dq.head - w->dq.split >= w->throttle;
+}
+
 // Owner: push a slot. Returns false when the slot could not be pushed: the deque is full (the
 // caller then runs the task itself at once: a full deque degrades to serial execution, never
 // aborts) or the thread is no worker (w == &no_worker; the caller throws).

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .db import RunRecord, now
-from .registry import OMP_LIBS, HelpInfo
+from .registry import HelpInfo, omp_lib_of
 from .study import Config, StudySettings
 
 OMP_RUNTIMES = ("gomp", "libomp")
@@ -57,7 +57,7 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
             notes.append(f"cpus {_ranges(cpus)} (sched_setaffinity)")
         elif avail:
             notes.append(f"unpinned: {cfg.threads} threads > {len(avail)} usable CPUs (oversubscribed)")
-        tag = cfg.compiler if cfg.compiler in OMP_LIBS else ""
+        tag = omp_lib_of(cfg.series)
         if tag:
             # The gcc binary on a preloaded library: libgomp is still loaded (the binary's dependency)
             # and its constructor, which runs first, binds the initial thread to the first place when

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import db
 from .machine import git_state, machine_facts
-from .registry import OMP_LIBS, BinDirs, binary_help, expected_omp_library, parse_runtime
+from .registry import BinDirs, binary_help, expected_omp_library, omp_lib_of, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
 from .study import Config, Study, missing_binaries, nproc
 
@@ -151,7 +151,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                     rec = missing_record(cfg, exe, study.settings)
                 else:
                     env = study.env_for(cfg.runtime)
-                    tag = cfg.compiler if cfg.compiler in OMP_LIBS else ""
+                    tag = omp_lib_of(cfg.series)
                     lib, why = bins.omp_preload(tag) if tag else (None, "")
                     if tag and lib is None:
                         rec = missing_record(cfg, exe, study.settings)

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""UTS T3 at g = 1, the same gcc-built OpenMP binary on libgomp, libomp and Plait's libplait-omp
+(both preloaded), beside native Plait and the serial build: interleaved, shuffled rounds, medians,
+and each runtime's parallel efficiency at 2 threads (T_serial / (2 T_2)).
+
+Every run must verify, and a preloaded run must report the library it was given (`omp_library`,
+docs/bench-protocol.md). Uses only the standard library.
+
+    scripts/uts_efficiency.py [--rounds 9] [--tree T3]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build/gcc-release/bin")
+LIBS = {"gomp@plait": os.path.join(ROOT, "build/gcc-release/libplait-omp.so.1"),
+        "gomp@libomp": os.environ.get("PLAIT_BENCH_LIBOMP", "/usr/lib/llvm-16/lib/libomp.so.5")}
+EXPECT = {"gomp": "libgomp", "gomp@plait": "libplait-omp", "gomp@libomp": "libomp"}
+SERIES = ("gomp", "gomp@libomp", "gomp@plait", "plait")
+
+
+def run(series, threads, tree):
+    exe = os.path.join(BIN, {"serial": "uts-serial", "plait": "uts-plait"}.get(series, "uts-gomp"))
+    env = dict(os.environ, OMP_WAIT_POLICY="active")
+    env.pop("LD_PRELOAD", None)
+    if series in LIBS:
+        env["LD_PRELOAD"] = LIBS[series]
+    p = subprocess.run([exe, "--tree", tree, "--threads", str(threads), "--warmup", "1", "--quiet"],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"uts_efficiency: {series} --threads {threads} failed (exit {p.returncode}): {p.stderr.strip()}")
+    rec = json.loads(p.stdout.strip().splitlines()[-1])
+    if not rec.get("verified"):
+        sys.exit(f"uts_efficiency: {series} result not verified")
+    if series in EXPECT and EXPECT[series] not in os.path.basename(rec.get("omp_library", "")):
+        sys.exit(f"uts_efficiency: {series} ran on {rec.get('omp_library')!r}, not {EXPECT[series]}")
+    return rec["time_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--tree", default="T3")
+    a = ap.parse_args()
+    if not 1 <= a.rounds <= 1000:
+        sys.exit("uts_efficiency: --rounds must be in 1..1000")
+    for s, lib in LIBS.items():
+        if not os.path.exists(lib):
+            sys.exit(f"uts_efficiency: {s} needs {lib}, which does not exist (make build; PLAIT_BENCH_LIBOMP)")
+    configs = [("serial", 1)] + [(s, t) for s in SERIES for t in (1, 2)]
+    times = {c: [] for c in configs}
+    rng = random.Random(1)
+    for _ in range(a.rounds):
+        order = configs[:]
+        rng.shuffle(order)
+        for c in order:
+            times[c].append(run(c[0], c[1], a.tree))
+    ts = statistics.median(times[("serial", 1)])
+    print(f"UTS {a.tree}: serial {ts * 1e3:.1f} ms; medians of {a.rounds} interleaved rounds")
+    for s in SERIES:
+        t1, t2 = statistics.median(times[(s, 1)]), statistics.median(times[(s, 2)])
+        print(f"{s:12s} 1T {t1 * 1e3:7.1f} ms  2T {t2 * 1e3:7.1f} ms  efficiency at 2 threads {ts / (2 * t2) * 100:5.1f} %")
+
+
+if __name__ == "__main__":
+    main()
