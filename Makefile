@@ -1,5 +1,7 @@
 # Plait: two commands on a fresh machine.
-#   make demo   builds everything (Release) and runs the quick study, prints a summary, writes report/
+#   make demo   builds the benchmarks (Release, gcc and clang-16), runs the tour of all four studies
+#               (studies/tours/demo.toml), prints the verdict table, writes report/;
+#               make demo FULL=1 runs the full-size studies instead (hours: README)
 #   make test   builds every tree (gcc, clang-16, debug, TSan, ASan+UBSan; gcc TSan for the OpenMP
 #               library) and runs the whole suite
 SHELL := /bin/bash
@@ -8,7 +10,7 @@ export PATH := $(HOME)/.local/bin:$(PATH)
 
 TEST_PRESETS ?= gcc-release clang-release gcc-debug tsan asan
 
-.PHONY: all bootstrap build demo test test-% build-% bench-fib install-check pytest clean
+.PHONY: all bootstrap build demo test test-% build-% bins-% bench-fib install-check pytest clean
 
 all: build
 
@@ -21,9 +23,14 @@ build-%: bootstrap
 
 build: build-gcc-release build-clang-release
 
-# The main job. Until the study tool covers everything, it is the quick study script.
-demo: build
-	@scripts/demo.sh
+# The benchmark binaries and the libraries plait-bench preloads, without the test suite.
+bins-%: bootstrap
+	@cmake --preset $* >/dev/null
+	@cmake --build --preset $* --target plait-bench-bins
+
+# The main job: the tour of the four studies (FULL=1: the full-size studies).
+demo: bins-gcc-release bins-clang-release
+	@FULL="$(FULL)" scripts/demo.sh
 
 test: bootstrap
 	@for p in $(TEST_PRESETS); do \

@@ -28,15 +28,28 @@ KERNEL_OPTS = {
 KERNEL_OPTS["nqueens"] = [("size", "string", "problem class [ci|test|small|medium] (default 'ci')"),
                           ("cutoff", "string", "task depth cut-off: coarse, fine or a depth (default 'coarse')")]
 KERNEL_OPTS["sparselu"] = [("size", "string", "problem class [ci|test|small|medium] (default 'ci')")]
+KERNEL_OPTS["health"] = [("size", "string", "input class [ci|test|small|medium|large] (default 'ci')"),
+                         ("cutoff", "string", "village depth cut-off: coarse, fine or a depth (default 'coarse')")]
+# study 002 and 003 kernels, with a model each (time_of): a bathtub over the grain, Task-2 ahead of Loop
+KERNEL_OPTS["mandel"] = [("size", "string", "preset [test|small|full] (default 'test')"),
+                         ("variant", "string", "how the loop becomes tasks (default 'puretask-single')"),
+                         ("grain", "int", "iterations per task [1..1099511627776, default 1]"),
+                         ("num-tasks", "int", "num_tasks [0..1099511627776, default 0]"),
+                         ("chunk", "int", "chunk [1..1099511627776, default 1]")]
+KERNEL_OPTS["amr"] = [("preset", "string", "preset [default|small|study003] (default 'default')"),
+                      ("num_tsteps", "int", "timesteps [1..1000000, default 40]"),
+                      ("variant", "string", "variant [loop|loop-dyn|task-1|task-2] (default 'loop')")]
 KERNEL_OPTS["steal"] = [("loop", "int", "leaf loop [0..1099511627776, default 20000]"),
                         ("seconds", "number", "target length [0.001..3600, default 0.25]")]
 FLAGS = {"steal": ["auto"]}
 # the fake's model of study 001 (seconds of a serial run, per-runtime factors at one thread)
-BOTS_T = {"nqueens": 0.2, "sparselu": 0.1}
+BOTS_T = {"nqueens": 0.2, "sparselu": 0.1, "health": 0.15}
 ONE_THREAD = {"coarse": {"serial": 1.0, "plait": 1.02, "tbb": 1.04, "gomp": 1.10, "libomp": 1.08},
               "fine": {"serial": 1.0, "plait": 1.30, "tbb": 1.60, "gomp": 3.00, "libomp": 2.00}}
 STEAL_NS = {"plait": 500.0, "tbb": 900.0, "gomp": 2000.0, "libomp": 1500.0}
-PLAIT_EXTRA = {"uts": [("variant", "string", "task pattern [spawn|group] (default 'spawn')")]}
+PLAIT_EXTRA = {"uts": [("variant", "string", "task pattern [spawn|group] (default 'spawn')")],
+               "mandel": [("steal", "string", "steal policy: one, chunk:K, half, adaptive (default '')")]}
+MANDEL_PIXELS = 262144
 SPEED = {"serial": 1.0, "plait": 1.05, "tbb": 1.1, "gomp": 1.6, "libomp": 1.25}
 
 
@@ -115,6 +128,9 @@ def main() -> int:
 
     params = {o[0]: vals.get(o[0], "") for o in opts}
     stats: dict = {}
+    pre = "" if os.environ.get("FAKE_BENCH_IGNORE_PRELOAD") else os.environ.get("LD_PRELOAD", "").split(":")[0]
+    # the gomp binary on a preloaded library runs at that library's cost
+    rt_model = ("plait" if "libplait-omp" in pre else "libomp") if runtime == "gomp" and pre else runtime
     if kernel == "fib":
         n = int(vals.get("n", 20))
         a, b = 0, 1
@@ -138,10 +154,29 @@ def main() -> int:
         stats = {"steal_cost_ns": ns, "steal_cost_cycles": ns * 3.0, "tsc_ghz": 3.0, "auto_converged": 1,
                  "tasks": 1000, "steals": 1000, "moved_tasks": 1000}
         check = "tree checksum ok"
+    elif kernel == "mandel":
+        grain = int(vals.get("grain", 1))
+        tasks = -(-MANDEL_PIXELS // grain)
+        per_task = {"serial": 0.0, "plait": 5e-8, "tbb": 8e-8, "gomp": 4e-7, "libomp": 2e-7}[runtime]
+        work = 0.05
+        if runtime == "serial":
+            t = work
+        else:  # overhead per task, and the last tasks' imbalance: fewer tasks than workers idle some
+            busy = min(tasks, threads)
+            t = work / busy + tasks * per_task / threads
+            if runtime == "plait" and vals.get("steal") == "half":
+                t *= 0.97
+        stats = {"pixels": MANDEL_PIXELS, "tasks": 0 if runtime == "serial" else tasks}
+        check = "image checksum = serial"
+    elif kernel == "amr":
+        variant = vals.get("variant", "loop")
+        t = 1.0 if runtime == "serial" else 1.02 / (threads ** (0.95 if variant == "task-2" else 0.8))
+        stats = {"blocks": 3000}
+        check = "checksums = serial"
     elif kernel in BOTS_T:
-        cut = vals.get("cutoff", "coarse")
+        cut = vals.get("cutoff", "coarse") if kernel != "sparselu" else "coarse"
         base = BOTS_T[kernel] * (1.5 if cut == "fine" else 1.0)
-        t = base * ONE_THREAD[cut][runtime] / (threads ** 0.95)
+        t = base * ONE_THREAD[cut][rt_model] / (threads ** 0.95)
         stats = {"tasks": 0 if runtime == "serial" else (1000 if cut == "coarse" else 100000)}
         check = "ok"
     else:
@@ -150,8 +185,8 @@ def main() -> int:
         g = int(vals.get("g", 1))
         m = int(vals.get("m", 8 if tree in ("", "T3") else 5))
         tasks = (nodes - 1) // 5
-        work = nodes * g * 2e-7 * SPEED[runtime]
-        overhead = 0 if runtime == "serial" else tasks * 1e-6 * SPEED[runtime] * (threads - 1)
+        work = nodes * g * 2e-7 * SPEED[rt_model]
+        overhead = 0 if runtime == "serial" else tasks * 1e-6 * SPEED[rt_model] * (threads - 1)
         t = work / threads + overhead / threads
         moved = 0 if runtime == "serial" else int(tasks * 0.01 * (threads - 1) * SPEED[runtime])
         stats = {"nodes": nodes, "depth": 100, "leaves": nodes - tasks, "tasks": tasks, "moved_tasks": moved,
@@ -166,6 +201,8 @@ def main() -> int:
         pre = os.environ.get("LD_PRELOAD", "")
         if pre and not os.environ.get("FAKE_BENCH_IGNORE_PRELOAD"):
             omp_lib = pre.split(":")[0]
+    if os.environ.get("PLAIT_TRACE") and runtime != "serial":
+        write_trace(os.environ["PLAIT_TRACE"], runtime, threads, dense=vals.get("variant") != "loop")
     for k in range(reps):
         rec = {"kernel": kernel, "runtime": runtime, "threads": threads, "rep": k, "params": params,
                "time_s": round(t, 9), "verified": True, "check": check, "stats": stats}
@@ -175,6 +212,25 @@ def main() -> int:
     if not quiet:
         print(f"{name} threads={threads} median={t:.6f} s (verified)", file=sys.stderr)
     return 0
+
+
+def write_trace(path: str, runtime: str, threads: int, dense: bool) -> None:
+    """A small trace in Plait's JSON format (docs/tracing.md): 20 tasks per worker of 100 µs each,
+    back to back (dense) or with 100 µs gaps (utilisation one half)."""
+    events = []
+    tid = 1
+    for w in range(threads):
+        ts = 0.0
+        for _ in range(20):
+            events.append({"ph": "X", "cat": "task", "name": "task", "pid": 1, "tid": w, "ts": ts, "dur": 100.0,
+                           "args": {"task": tid, "creator": 0}})
+            tid += 1
+            ts += 100.0 if dense else 200.0
+    doc = {"displayTimeUnit": "ns", "otherData": {"format": "plait-trace-1", "runtime": runtime, "program": "fake",
+                                                  "t0_unix_ns": 0, "workers": threads},
+           "traceEvents": events}
+    with open(path, "w") as f:
+        json.dump(doc, f)
 
 
 if __name__ == "__main__":

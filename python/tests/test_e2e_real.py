@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from plait_bench.registry import BinDirs, find_root
+from plait_bench.tour import PART_IDS, load_tour, resolve_tour_path
 
 # PLAIT_E2E_GCC_BIN points the test at another build folder (for trying it against a private build).
 GCC_BIN = Path(os.environ.get("PLAIT_E2E_GCC_BIN") or REPO / "build" / "gcc-release" / "bin")
@@ -152,3 +154,21 @@ def test_bots_ci_study_on_real_binaries(tmp_path):
         assert s in md, s
     for k in kernels[:-1]:
         assert (tmp_path / "report" / f"speedup_{k}.png").is_file(), k
+
+
+def test_repository_tours_are_valid():
+    """Every study of both tours loads against the built binaries (their --help checks every
+    parameter) and every traced binary exists."""
+    root = find_root()
+    bins = BinDirs(GCC_BIN, GCC_BIN.parent.parent / "clang-release" / "bin")
+    for name in ("demo", "full"):
+        t = load_tour(resolve_tour_path(name, root), root, bins, np=2)
+        assert [p.id for p in t.parts] == list(PART_IDS), name  # every study once, in order
+        for p in t.parts:
+            assert p.studies and all(s.configs for s in p.studies), (name, p.id)
+        traces = {tr.name: tr for p in t.parts for tr in p.traces}
+        # study 002's timelines on Plait and on libomp, study 003's of both AMR variants
+        assert {"mandel-plait", "mandel-libomp", "amr-loop", "amr-task-2"} <= set(traces), name
+        assert traces["mandel-libomp"].runtime == "libomp"
+    demo = load_tour(resolve_tour_path("demo", root), root, bins, np=2)
+    assert demo.total_weight < 400  # the quick tour's runs fit the 10-minute demo with the build

@@ -438,6 +438,79 @@ def instr(ctx, kernels, build, params) -> None:
         sys.exit(EXIT_FAILED_RUNS)
 
 
+@main.command()
+@click.argument("name", required=False, default=None)
+@click.option("--full", is_flag=True, help="The full-size studies (studies/tours/full.toml) instead of the quick tour.")
+@click.option("--new", "new_tour", is_flag=True, help="Start the tour afresh even if an interrupted one could be resumed.")
+@click.option("--keep-going", is_flag=True, help="Run even if some binaries are missing; their runs are stored as failed.")
+@click.option("--report-only", is_flag=True, help="Only (re)write the report of the last tour run (finished or not).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Report folder [default: <repo>/report].")
+@common
+def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, report_only: bool, out_dir: Path | None) -> None:
+    """Run a tour: the studies of all four papers (and the OpenMP front door) as one job, then
+    report/index.md opening with a verdict table per study (`make demo`).
+
+    NAME is a tour in studies/tours/ (default: demo; --full: full) or a path to a tour file. One
+    progress bar covers the whole tour, with the time left. Ctrl-C stops it; the same command
+    resumes where it stopped (finished studies and traces are kept). Exit status 0 when every run
+    and trace succeeded, 1 when some failed (the report lists them), 2 bad input, 130 interrupted.
+    """
+    from .report_tour import verdict_rows, write_tour_report
+    from .sweep import MissingBinaries
+    from .tour import TourError, load_state, load_tour, resolve_tour_path, run_tour, state_path
+
+    if name is not None and full:
+        die("give a tour NAME or --full, not both")
+    spec = name or ("full" if full else "demo")
+    try:
+        t = load_tour(resolve_tour_path(spec, ctx["root"]), ctx["root"], ctx["bins"])
+    except TourError as e:
+        die(str(e))
+    except StudyError as e:
+        die(e.render())
+    con = open_db(ctx, write=not report_only)
+    if report_only:
+        st = load_state(state_path(ctx["db_path"], t.name))
+        if st is None:
+            die(f"no run of tour '{t.name}' recorded next to {ctx['db_path']} (run: plait-bench tour {spec})")
+        failed_runs, failed_traces = 0, []
+    else:
+        def _term(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _term)
+        try:
+            res = run_tour(t, con, ctx["bins"], ctx["root"], ctx["db_path"], new=new_tour, keep_going=keep_going,
+                           console=err)
+        except MissingBinaries as e:
+            lines = "\n".join(f"  - {p}" for p in e.paths)
+            die(f"tour '{t.name}' needs benchmark binaries that do not exist:\n{lines}\nbuild them (make build)")
+        except db.SlotTaken as e:
+            die(str(e))
+        except KeyboardInterrupt:
+            err.print(f"\n[yellow]interrupted[/]: run `plait-bench tour {escape(spec)}` (or `make demo`) again to resume",
+                      soft_wrap=True)
+            sys.exit(EXIT_INTERRUPTED)
+        st, failed_runs, failed_traces = res.state, res.failed_runs, res.failed_traces
+    out_dir = out_dir or ctx["root"] / "report"
+    try:
+        files, verdicts = write_tour_report(con, t, st, out_dir)
+    except OSError as e:
+        die(f"cannot write the report into {out_dir}: {e.strerror or e}; nothing written")
+    table = Table(title=f"Verdicts: tour '{escape(t.name)}' (report: {escape(str(files[0]))})", show_lines=True)
+    for col, w in (("study", 18), ("the paper's claim", 40), ("measured here", 50), ("verdict", 12)):
+        table.add_column(col, max_width=w, overflow="fold")
+    for row in verdict_rows(verdicts):
+        table.add_row(*(escape(c) for c in row))
+    out.print(table)
+    if failed_runs or failed_traces:
+        err.print(f"[bold red]tour '{escape(t.name)}' did not complete cleanly:[/] {failed_runs} failed run(s)"
+                  + (f", failed traces: {', '.join(failed_traces)}" if failed_traces else "")
+                  + f"; {escape(str(files[0]))} lists them")
+        sys.exit(EXIT_FAILED_RUNS)
+    err.print(escape(f"tour '{t.name}' complete: report in {files[0]}"))
+
+
 from .trace import trace_cli  # noqa: E402  (plait-bench trace view|summary|check)
 
 main.add_command(trace_cli)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -58,7 +59,10 @@ def run_study(
     new_session: bool = False,
     keep_going: bool = False,
     console: Console | None = None,
+    outer: tuple[Progress, object, float] | None = None,
 ) -> SweepResult:
+    """Run (or resume) a session of the study. ``outer``: (a progress bar, its task, the weight of
+    one run) when the study is one part of a tour, whose bar then advances instead of one of its own."""
     console = console or Console(stderr=True)
     missing = missing_binaries(study, bins)
     if missing and not keep_going:
@@ -90,7 +94,7 @@ def run_study(
     else:
         db.set_session_status(con, sid, "running")
     try:
-        return _work(study, con, bins, sid, resumed, plan, git, console)
+        return _work(study, con, bins, sid, resumed, plan, git, console, outer)
     finally:
         locks.release(sid)
 
@@ -115,7 +119,7 @@ def _claim(con: sqlite3.Connection, locks: db.SessionLocks, study: Study, h: str
 
 
 def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resumed: bool, plan, git: dict,
-          console: Console) -> SweepResult:
+          console: Console, outer: tuple[Progress, object, float] | None = None) -> SweepResult:
     pending = db.pending_runs(con, sid)
     total = len(plan)
     done_before = total - len(pending)
@@ -129,24 +133,31 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
 
     executed = 0
     try:
-        with Progress(
-            TextColumn("[bold]{task.fields[study]}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-            transient=False,
-        ) as progress:
-            task = progress.add_task("", total=total, completed=done_before, study=escape(study.name))
+        with contextlib.ExitStack() as stack:
+            if outer is None:
+                progress = stack.enter_context(Progress(
+                    TextColumn("[bold]{task.fields[study]}[/]"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TimeRemainingColumn(),
+                    TextColumn("{task.description}"),
+                    console=console,
+                    transient=False,
+                ))
+                task = progress.add_task("", total=total, completed=done_before, study=escape(study.name))
+                step = 1.0
+            else:
+                progress, task, step = outer
+                progress.advance(task, step * done_before)
             for row in pending:
                 cfg = config_of(row)
                 exe = bins.binary(cfg.kernel, cfg.runtime, cfg.compiler)
                 label = escape(f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
                     f"{k}={v}" for k, v in cfg.params if k not in cfg.runtime_params
                 ))
-                progress.update(task, description=f"{row['kind']} r{row['round']}: {label}")
+                progress.update(task, description=f"{escape(study.name)} {row['kind']} r{row['round']}: {label}"
+                                if outer is not None else f"{row['kind']} r{row['round']}: {label}")
                 if not exe.is_file():
                     rec = missing_record(cfg, exe, study.settings)
                 else:
@@ -168,7 +179,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                     progress.console.print(
                         f"[red]FAILED[/] ({rec.status}) {label} round {row['round']}: {escape(rec.message or '')}"
                     )
-                progress.advance(task)
+                progress.advance(task, step)
     except KeyboardInterrupt:
         db.set_session_status(con, sid, "interrupted")
         raise

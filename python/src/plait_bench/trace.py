@@ -364,6 +364,18 @@ def analyse(tr: Trace, ngaps: int = 10) -> Analysis:
     return Analysis(start, stop, stats, top)
 
 
+MAIN_TASK_SHARE = 0.9
+
+
+def main_task_workers(tr: Trace, a: Analysis) -> set[int]:
+    """Workers one of whose top-level tasks covers at least MAIN_TASK_SHARE of the trace: the
+    program's main task (a benchmark's timed region runs as one root task). Its worker's waits
+    inside it are not idle intervals in the trace, so its utilisation counts them as useful."""
+    top = tr.depth == 0
+    long = top & ((tr.end - tr.begin) >= MAIN_TASK_SHARE * a.span)
+    return {int(w) for w in np.unique(tr.worker[long])}
+
+
 def _ms(ns: float) -> str:
     return f"{ns / 1e6:.3f} ms"
 
@@ -448,6 +460,7 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
     ax_hist, ax_id = fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1])
     cmap = plt.get_cmap("Blues")
     red, green = "#d62728", "#2ca02c"
+    nested = "#08306b"  # darkest blue: a task run inside another task of the same worker
     few = tr.ntasks <= 5000
     for ax in (ax_zoom, ax_full):
         for s in a.workers:
@@ -463,6 +476,10 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
             shade = cmap(0.45 + 0.5 * w / max(nw - 1, 1))  # darker blue = higher worker id
             ax.broken_barh(bars, (w - 0.4, 0.8), facecolor=shade, edgecolor="white" if few else "none",
                            lw=0.3 if few else 0)
+            inner = (tr.worker == w) & (tr.depth == 1)  # run inside a task of this worker (at its join or wait)
+            if inner.any():
+                ax.broken_barh(np.column_stack((rel(tr.begin[inner]), (tr.end[inner] - tr.begin[inner]) / 1e6)),
+                               (w - 0.3, 0.6), facecolor=nested, edgecolor="none", lw=0)
             idle = tr.idle[w] if w < len(tr.idle) else np.zeros((0, 2), np.int64)
             if idle.size and top.any():  # idle inside tasks: a worker that ran none has no such intervals
                 tb, te = tr.begin[top], tr.end[top]
@@ -483,7 +500,9 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
     if tr.program:
         title = f"{tr.program} ({title})"
     ax_full.set_title(title)
-    ax_full.legend(handles=[Patch(color=cmap(0.7), label="task"), Patch(color=red, label="idle, work remained"),
+    ax_full.legend(handles=[Patch(color=cmap(0.7), label="task"),
+                            Patch(color=nested, label="task inside a task (narrow bar)"),
+                            Patch(color=red, label="idle, work remained"),
                             Patch(color=green, label="idle at the end (imbalance)")],
                    loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     dur_us = (tr.end - tr.begin) / 1e3

@@ -1,0 +1,350 @@
+"""The tour's verdict table: for each study, the claims its paper makes, what this machine measured
+and whether the two agree -- computed from the stored runs, never written by hand.
+
+One function per study part (``VERDICTS``). Each takes the part's Dataset (every session of the part
+merged: its runs do not share problems) and the per-worker utilisation of the part's traces, and
+returns ``Verdict`` rows. The words:
+
+  agrees     the measurement shows what the paper found (on this machine's 2 threads)
+  partly     some runtimes or kernels show it, others do not (the row names which)
+  disagrees  the measurement shows the opposite
+  tie        the difference is inside the noise band (``TIE``) of a quick tour's medians
+  no data    the runs the row needs are missing or all failed (the report lists failed runs)
+
+A quick tour has 3 rounds, too few for the paired intervals of the full studies: its comparisons
+are of medians, and two medians within ``TIE`` of each other are a tie. The claims quote the papers
+in ../shared/papers (figure or table number and finding); the numbers in them are the papers'.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .amr import bars as amr_bars
+from .analysis import Dataset, uts_points
+from .loops import lines as loop_lines
+from .suite import clock_ghz, cost_table, cutoff_class, paired_ratio, runtime_of
+
+TIE = 0.03  # medians within 3 % of each other: a tie (the run-to-run spread of this 2-core host)
+GRAIN_END_FACTOR = 1.10  # a bathtub: both ends of the grain sweep at least 10 % slower than the best grain
+PEER_ORDER = ("plait", "tbb", "libomp", "gomp")
+
+STUDIES = {
+    "000": "Olivier 2020, OpenMP tasking for unbalanced computation (UTS)",
+    "001": "Podobas, Brorsson, Faxén 2010, task-based programming models (BOTS)",
+    "002": "Giger 2021, task self-scheduling in OpenMP (loop to tasks)",
+    "003": "Rico et al. 2019, on the benefits of tasking with OpenMP (AMR)",
+    "omp": "Plait's OpenMP front door (this project: docs/openmp.md)",
+}
+
+
+@dataclass
+class Verdict:
+    part: str
+    claim: str
+    measured: str
+    verdict: str  # agrees | partly | disagrees | tie | no data
+
+    @property
+    def study(self) -> str:
+        return STUDIES.get(self.part, self.part)
+
+
+@dataclass
+class PartData:
+    """What a part's verdicts read: its runs, and per trace name the mean worker utilisation."""
+
+    ds: Dataset
+    utilisation: dict[str, float] = field(default_factory=dict)
+    ghz: float | None = None
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f} %"
+
+
+def _sorted_series(series) -> list[str]:
+    order = {r: i for i, r in enumerate(PEER_ORDER)}
+    return sorted(series, key=lambda s: (order.get(runtime_of(s), 9), s))
+
+
+def _grain(ds: Dataset, kernel: str, base: dict) -> str:
+    """'coarse' or 'fine' as study 001's figures use them; fib: a task per call (cut-off 0) is the
+    fine case, any serial cut-off the coarse one (suite.cutoff_class keeps fib's 0 apart as the
+    spawn microbenchmark)."""
+    if kernel == "fib":
+        return "fine" if str(base.get("cutoff", "0")) == "0" else "coarse"
+    c = cutoff_class(ds, kernel, base)
+    return c if c == "fine" else "coarse"
+
+
+def _all_or_some(flags: dict[str, bool]) -> str:
+    if not flags:
+        return "no data"
+    if all(flags.values()):
+        return "agrees"
+    if any(flags.values()):
+        return "partly"
+    return "disagrees"
+
+
+# ---- study 000: UTS efficiency vs granularity --------------------------------------------------
+
+
+def verdicts_000(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    claim1 = ("Figs 2–3: parallel efficiency rises with task granularity: 16.8–77.5 % at the finest grain, "
+              "89.7–96.9 % at the coarsest (44–68 threads)")
+    claim2 = "§4: GCC's libgomp does not scale at all: even 2 threads are no faster than 1 (a central task queue)"
+    pts = [p for p in uts_points(ds) if p.t_serial is not None]
+    if len(pts) < 2:
+        return [Verdict("000", claim1, "no UTS runs at two granularities", "no data"),
+                Verdict("000", claim2, "no UTS runs", "no data")]
+    P = ds.max_threads("uts")
+    lo, hi = pts[0], pts[-1]
+
+    def eff(series: str, p) -> float | None:
+        c = ds.cell("uts", p.base, series, P)
+        s = ds.efficiency(c) if c is not None else None
+        return s.median if s else None
+
+    rises: dict[str, bool] = {}
+    parts = []
+    for s in _sorted_series(ds.series("uts", parallel_only=True)):
+        a, b = eff(s, lo), eff(s, hi)
+        if a is None or b is None:
+            parts.append(f"{s} –")
+            continue
+        parts.append(f"{s} {_pct(a)} → {_pct(b)}")
+        if runtime_of(s) != "plait":  # the claim is about the peers; Plait's row is shown beside them
+            rises[s] = b >= a - TIE
+    measured = f"P = {P}, g = {lo.g} → g = {hi.g}: " + ", ".join(parts)
+    v1 = _all_or_some(rises)
+    if v1 == "partly":
+        measured += "; not rising: " + ", ".join(s for s, ok in rises.items() if not ok)
+    out = [Verdict("000", claim1, measured, v1)]
+
+    c = ds.cell("uts", lo.base, "gomp", P)
+    sp = ds.speedup(c) if c is not None else None
+    if sp is None:
+        out.append(Verdict("000", claim2, "no successful libgomp run", "no data"))
+    else:
+        c_hi = ds.cell("uts", hi.base, "gomp", P)
+        sp_hi = ds.speedup(c_hi) if c_hi is not None else None
+        m = f"libgomp (gcc 12) at P = {P}: speedup {sp.median:.2f}× at g = {lo.g}"
+        if sp_hi is not None:
+            m += f", {sp_hi.median:.2f}× at g = {hi.g}"
+        out.append(Verdict("000", claim2, m, "agrees" if sp.median <= 1 + TIE else "disagrees"))
+    return out
+
+
+# ---- study 001: spawn and steal cost, one-thread overhead, cut-offs --------------------------------
+
+
+def verdicts_001(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    out: list[Verdict] = []
+    ghz, _ = clock_ghz(ds, fallback=lambda: d.ghz)
+    rows = {r.series: r for r in cost_table(ds, ghz)}
+
+    def cyc(s, attr):
+        r = rows.get(s)
+        v = getattr(r, attr) if r else None
+        return v.median if v else None
+
+    claim = ("Table 1: an inlined spawn/join costs 19 cycles in Wool (work-first) and 415 in GCC's OpenMP, 22× "
+             "more; Cilk++ 134, ICC 878")
+    spawn = {s: cyc(s, "spawn_cycles") for s in rows}
+    spawn = {s: v for s, v in spawn.items() if v is not None}
+    if "plait" in spawn and "gomp" in spawn:
+        m = ", ".join(f"{s} {max(v, 0):.0f}" for s, v in ((s, spawn[s]) for s in _sorted_series(spawn))) + " cycles"
+        ratio = spawn["gomp"] / max(spawn["plait"], 1.0)
+        m += f" (libgomp / Plait ≥ {ratio:.0f}×)" if spawn["plait"] < 1 else f" (libgomp / Plait {ratio:.0f}×)"
+        out.append(Verdict("001", claim, m, "agrees" if ratio >= 5 else "disagrees"))
+    else:
+        out.append(Verdict("001", claim, "no fib runs with a task per call at one thread", "no data"))
+
+    claim = "Table 1: a steal on 2 cores costs 2,200 cycles in Wool and 5,200 in GCC's OpenMP"
+    steal = {s: cyc(s, "steal_cycles") for s in rows}
+    steal = {s: v for s, v in steal.items() if v is not None}
+    if "plait" in steal and "gomp" in steal:
+        m = ", ".join(f"{s} {steal[s]:,.0f}" for s in _sorted_series(steal)) + " cycles"
+        r = steal["plait"] / steal["gomp"]
+        out.append(Verdict("001", claim, m, "tie" if abs(r - 1) <= TIE else "agrees" if r < 1 else "disagrees"))
+    else:
+        out.append(Verdict("001", claim, "no steal runs of Plait and libgomp", "no data"))
+
+    # Table 4 and the cut-offs: per problem (kernel x cut-off), classified coarse / fine
+    claim = ("Table 4: at one thread, with the coarse cut-offs, the runtimes run close to the serial program "
+             "(GCC at 0.72–0.95 of its speed)")
+    worst: dict[str, float] = {}
+    kernels = [k for k in ds.kernels() if k not in ("steal", "fib")]  # Table 4 has no fib (its serial
+    # build is a loop nest gcc makes of the recursion: a ratio to it measures the compiler)
+    for k in kernels:
+        for base in ds.problems(k):
+            if _grain(ds, k, base) == "fine":
+                continue
+            ts = ds.serial_time(k, base)
+            for s in ds.series(k, parallel_only=True):
+                c = ds.cell(k, base, s, 1)
+                if ts and c is not None and c.time is not None:
+                    worst[s] = max(worst.get(s, 0.0), c.time.median / ts)
+    if worst:
+        m = f"slowest of {', '.join(kernels)} at 1 thread, time over serial: " + ", ".join(
+            f"{s} {worst[s]:.2f}×" for s in _sorted_series(worst))
+        ok = {s: v <= 1 / 0.72 for s, v in worst.items()}
+        out.append(Verdict("001", claim, m, _all_or_some(ok)))
+    else:
+        out.append(Verdict("001", claim, "no coarse problems with serial and one-thread runs", "no data"))
+
+    claim = ("Figs 5–9: with coarse cut-offs every model does well; with fine cut-offs the OpenMP runtimes perform "
+             "poorly while Wool and Cilk++ hold up")
+    P = max((ds.max_threads(k) for k in ds.kernels() if k != "steal"), default=1)
+    finds, flags = [], {}
+    for k in ds.kernels():
+        if k == "steal":
+            continue
+        fine = [b for b in ds.problems(k) if _grain(ds, k, b) == "fine"]
+        for base in fine:
+            sp = {}
+            for s in ds.series(k, parallel_only=True):
+                c = ds.cell(k, base, s, P)
+                v = ds.speedup(c) if c is not None else None
+                if v is not None:
+                    sp[s] = v.median
+            omp = [sp[s] for s in sp if runtime_of(s) in ("gomp", "libomp")]
+            if "plait" in sp and omp:
+                finds.append(f"{k}: plait {sp['plait']:.2g}×, best OpenMP {max(omp):.2g}×")
+                flags[k] = sp["plait"] > max(omp) * (1 + TIE)
+    if flags:
+        out.append(Verdict("001", claim, f"fine cut-off, speedup at P = {P}: " + "; ".join(finds), _all_or_some(flags)))
+    else:
+        out.append(Verdict("001", claim, "no fine cut-off runs of Plait and an OpenMP runtime", "no data"))
+    return out
+
+
+# ---- study 002: the grain-size bathtub -------------------------------------------------------------
+
+
+def verdicts_002(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    out: list[Verdict] = []
+    claim = ("Figs 16–17: time against grain size is a bathtub: overhead grows with the number of tasks, load "
+             "imbalance with the size of the largest")
+    claim2 = "§5.1, Fig 12: stealing a vector of tasks at once cuts the overhead of many fine tasks"
+    base = next(iter(ds.problems("mandel")), None)
+    if base is None:
+        return [Verdict("002", claim, "no loop runs", "no data"), Verdict("002", claim2, "no loop runs", "no data")]
+    P = ds.max_threads("mandel")
+    ls = [ln for ln in loop_lines(ds, "mandel", base, P) if ln.key.knob == "grain"]
+    flags, parts = {}, []
+    by_steal = {}
+    for ln in ls:
+        med = {x: t for x, t in ln.medians().items() if not math.isnan(x)}
+        if len(med) < 3:
+            continue
+        xs = sorted(med)
+        best = min(xs, key=lambda x: med[x])
+        lo_end, hi_end = med[xs[0]] / med[best], med[xs[-1]] / med[best]
+        name = ln.key.runtime + (f" steal={ln.key.steal}" if ln.key.steal else "")
+        parts.append(f"{name}: best G = {best:g}, G = {xs[0]:g} {lo_end:.2f}×, G = {xs[-1]:g} {hi_end:.2f}×")
+        flags[name] = xs[0] < best < xs[-1] and lo_end >= GRAIN_END_FACTOR and hi_end >= GRAIN_END_FACTOR
+        if ln.key.runtime == "plait":
+            by_steal[ln.key.steal] = ln
+    out.append(Verdict("002", claim, f"P = {P}, time over the best grain's: " + "; ".join(parts) if parts
+                       else "no grain sweep", _all_or_some(flags)))
+
+    one, half = by_steal.get("one"), by_steal.get("half")
+    if one is None or half is None:
+        out.append(Verdict("002", claim2, "no Plait runs with one-task and chunked stealing", "no data"))
+    else:
+        g = min(set(one.points) & set(half.points), default=None)
+        c1, c2 = (one.points.get(g), half.points.get(g)) if g is not None else (None, None)
+        if c1 is None or c2 is None or c1.time is None or c2.time is None:
+            out.append(Verdict("002", claim2, "no successful runs at the finest grain", "no data"))
+        else:
+            p = paired_ratio(c2, [c1])
+            r = p.median if p else c2.time.median / c1.time.median
+            m = f"Plait at G = {g:g}, P = {P}: steal=half / steal=one {r:.3f} (median of rounds)"
+            out.append(Verdict("002", claim2, m, "tie" if abs(r - 1) <= TIE else "agrees" if r < 1 else "disagrees"))
+    return out
+
+
+# ---- study 003: AMR Loop vs Task-2 ---------------------------------------------------------------
+
+
+def verdicts_003(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    claim = ("Fig 2: Task-2 (data-flow tasks, the checksum a task too) is faster than Loop, 15–30 % at some thread "
+             "counts; the gain grows with the thread count")
+    claim2 = "Fig 3: under Task-2 the threads are busy over 90 % of the time (a few over 80 %), under Loop 40–80 %"
+    bs = [b for b in amr_bars(ds) if b.variant in ("loop", "task-2")]
+    P = max((b.threads for b in bs), default=0)
+    groups: dict[tuple, dict[str, object]] = {}
+    for b in bs:
+        groups.setdefault((b.case, b.threads, b.line), {})[b.variant] = b
+    parts, flags = [], {}
+    for (case, t, line), by in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2])):
+        t2, lp = by.get("task-2"), by.get("loop")
+        if t2 is None or lp is None or t2.time is None or lp.time is None:
+            continue
+        r = t2.time.median / lp.time.median
+        parts.append(f"{line} P = {t}: {r:.2f}")
+        if t == P:
+            flags[line] = r < 1 - TIE
+    if not flags:
+        out = [Verdict("003", claim, "no Loop and Task-2 runs", "no data")]
+    else:
+        ties = [ln for ln in flags if not flags[ln] and any(
+            g[1] == P and g[2] == ln and abs(g3["task-2"].time.median / g3["loop"].time.median - 1) <= TIE
+            for g, g3 in groups.items() if "task-2" in g3 and "loop" in g3 and g3["task-2"].time and g3["loop"].time)]
+        v = _all_or_some(flags)
+        if v == "disagrees" and len(ties) == len(flags):
+            v = "tie"
+        m = "Task-2 time / Loop time: " + ", ".join(parts)
+        if v == "partly":
+            m += f"; not faster at P = {P}: " + ", ".join(ln + (" (tie)" if ln in ties else "") for ln in flags if not flags[ln])
+        out = [Verdict("003", claim, m, v)]
+    u_loop, u_task = d.utilisation.get("amr-loop"), d.utilisation.get("amr-task-2")
+    if u_loop is None or u_task is None:
+        out.append(Verdict("003", claim2, "no utilisation timelines of both variants", "no data"))
+    else:
+        m = (f"Plait at 2 workers, utilisation of the worker(s) besides the main task's: Task-2 {_pct(u_task)}, "
+             f"Loop {_pct(u_loop)}")
+        v = "tie" if abs(u_task - u_loop) <= TIE else "agrees" if u_task > u_loop else "disagrees"
+        out.append(Verdict("003", claim2, m, v))
+    return out
+
+
+# ---- the OpenMP front door: the same binary --------------------------------------------------------
+
+
+def verdicts_omp(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    claim = ("the same gcc-built OpenMP binary runs at least as fast on Plait (libplait-omp preloaded) as on the "
+             "faster of libgomp and libomp")
+    parts, flags = [], {}
+    for k in ds.kernels():
+        for base in ds.problems(k):
+            P = max((c.threads for c in ds.cells_for(k, base) if c.series == "gomp@plait"), default=0)
+            mine = ds.cell(k, base, "gomp@plait", P)
+            peers = [c for s in ("gomp", "gomp@libomp") if (c := ds.cell(k, base, s, P)) is not None and c.ok_runs]
+            if mine is None or not mine.ok_runs or not peers:
+                continue
+            p = paired_ratio(mine, peers)
+            if p is None:
+                continue
+            parts.append(f"{k} {p.median:.2f}")
+            flags[k] = p.median <= 1 + TIE
+    if not flags:
+        return [Verdict("omp", claim, "no gomp@plait runs with a peer", "no data")]
+    P = max(c.threads for c in ds.cells.values() if c.series == "gomp@plait")
+    return [Verdict("omp", claim, f"P = {P}, gomp@plait / faster peer (median of rounds): " + ", ".join(parts),
+                    _all_or_some(flags))]
+
+
+VERDICTS: dict[str, Callable[[PartData], list[Verdict]]] = {
+    "000": verdicts_000, "001": verdicts_001, "002": verdicts_002, "003": verdicts_003, "omp": verdicts_omp,
+}
