@@ -257,3 +257,26 @@ def test_bad_tour_cli_one_line(tour_env):
     r = _tour(["demo", "--full"], env)
     assert r.returncode == 2 and "not both" in r.stderr
     assert not (tmp / "r.db").exists()  # nothing written
+
+
+def _cell(series, times):
+    from plait_bench.analysis import Cell, Run
+
+    c = Cell("k", {}, series, series, 2)
+    c.runs = [Run(i, "k", series, series, 2, {}, {}, i + 1, "measured", "ok", t, {}, None) for i, t in enumerate(times)]
+    return c
+
+
+@pytest.mark.parametrize("mine, ref, word", [
+    ([0.90, 0.91, 0.92], [1.0, 1.0, 1.0], "better"),       # every round faster, median beyond 3 %
+    ([1.10, 1.20, 1.15], [1.0, 1.0, 1.0], "worse"),
+    ([0.90, 1.05, 0.80], [1.0, 1.0, 1.0], "tie"),          # the rounds disagree: a quick tour's noise
+    ([0.99, 0.98, 0.99], [1.0, 1.0, 1.0], "tie"),          # all faster, but within 3 %
+    ([0.9] * 5 + [1.2] * 4, [1.0] * 9, "tie"),             # 9 rounds: the 95 % interval holds 1
+    ([0.9] * 8 + [1.2], [1.0] * 9, "better"),              # ... or lies below it
+])
+def test_compare_pairs_rounds(mine, ref, word):
+    from plait_bench.verdicts import compare
+
+    w, r, n = compare(_cell("a", mine), [_cell("b", ref)])
+    assert (w, n) == (word, len(mine))

@@ -42,10 +42,13 @@ _PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
 
 
 def plain_log(ax, axes: str = "x") -> None:
-    """Log axes labelled 5, 10, 20 rather than 2x10^1."""
+    """Log axes labelled 5, 10, 20 rather than 2x10^1 (only the powers of ten past three decades,
+    where 1-2-5 labels would run into each other); call it after plotting."""
     for a in axes:
         axis = ax.xaxis if a == "x" else ax.yaxis
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        lo, hi = ax.get_xlim() if a == "x" else ax.get_ylim()
+        wide = lo > 0 and hi / lo > 1e3
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
         axis.set_major_formatter(_PLAIN)
         axis.set_minor_formatter(NullFormatter())
 

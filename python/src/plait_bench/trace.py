@@ -460,7 +460,7 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
     ax_hist, ax_id = fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1])
     cmap = plt.get_cmap("Blues")
     red, green = "#d62728", "#2ca02c"
-    nested = "#08306b"  # darkest blue: a task run inside another task of the same worker
+    nested = "#6a3d9a"  # purple: a task run inside another task of the same worker
     few = tr.ntasks <= 5000
     for ax in (ax_zoom, ax_full):
         for s in a.workers:
@@ -479,7 +479,8 @@ def draw(tr: Trace, a: Analysis, out: Path, zoom_ms: float | None) -> float:
             inner = (tr.worker == w) & (tr.depth == 1)  # run inside a task of this worker (at its join or wait)
             if inner.any():
                 ax.broken_barh(np.column_stack((rel(tr.begin[inner]), (tr.end[inner] - tr.begin[inner]) / 1e6)),
-                               (w - 0.3, 0.6), facecolor=nested, edgecolor="none", lw=0)
+                               (w - 0.3, 0.6), facecolor=nested, edgecolor="white" if few else "none",
+                               lw=0.3 if few else 0)
             idle = tr.idle[w] if w < len(tr.idle) else np.zeros((0, 2), np.int64)
             if idle.size and top.any():  # idle inside tasks: a worker that ran none has no such intervals
                 tb, te = tr.begin[top], tr.end[top]

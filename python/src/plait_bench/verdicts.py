@@ -8,24 +8,26 @@ returns ``Verdict`` rows. The words:
   agrees     the measurement shows what the paper found (on this machine's 2 threads)
   partly     some runtimes or kernels show it, others do not (the row names which)
   disagrees  the measurement shows the opposite
-  tie        the difference is inside the noise band (``TIE``) of a quick tour's medians
+  tie        the runs cannot tell the two apart (``compare``; or medians within ``TIE``)
   no data    the runs the row needs are missing or all failed (the report lists failed runs)
 
-A quick tour has 3 rounds, too few for the paired intervals of the full studies: its comparisons
-are of medians, and two medians within ``TIE`` of each other are a tie. The claims quote the papers
-in ../shared/papers (figure or table number and finding); the numbers in them are the papers'.
+Timed comparisons pair the runs of each round (``compare``): with 6 rounds or more the 95 % interval
+of the median ratio decides; a quick tour's 3 rounds take a side only when every round agrees and
+the median is beyond ``TIE``. Efficiencies, speedups and costs of very different size (study 000's
+trend, study 001's spawn and steal costs) are read from medians. The claims quote the papers in
+../shared/papers (figure or table number and finding); the numbers in them are the papers'.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .amr import bars as amr_bars
-from .analysis import Dataset, uts_points
+from .analysis import Cell, Dataset, uts_points
 from .loops import lines as loop_lines
-from .suite import clock_ghz, cost_table, cutoff_class, paired_ratio, runtime_of
+from .suite import clock_ghz, cost_table, cutoff_class, median_ci, per_round, runtime_of
 
 TIE = 0.03  # medians within 3 % of each other: a tie (the run-to-run spread of this 2-core host)
 GRAIN_END_FACTOR = 1.10  # a bathtub: both ends of the grain sweep at least 10 % slower than the best grain
@@ -78,6 +80,57 @@ def _grain(ds: Dataset, kernel: str, base: dict) -> str:
         return "fine" if str(base.get("cutoff", "0")) == "0" else "coarse"
     c = cutoff_class(ds, kernel, base)
     return c if c == "fine" else "coarse"
+
+
+def compare(mine: Cell, refs: list[Cell]) -> tuple[str, float | None, int]:
+    """Mine against the fastest of refs, round by round (suite.per_round: the runs of one round lie
+    close together in time): ("better" | "worse" | "tie" | "no data", the median ratio, rounds).
+
+    With 6 rounds or more the 95 % interval of the median ratio decides (suite.median_ci); below
+    that (a quick tour's 3) a side is taken only when every round agrees on it and the median is
+    beyond TIE -- a quick tour's noise is a tie, not a verdict."""
+    m = per_round(mine)
+    rs = [per_round(c) for c in refs]
+    rounds = [k for k in m if rs and all(k in r for r in rs)]
+    ratios = [m[k] / min(r[k] for r in rs) for k in rounds]
+    if not ratios:
+        return "no data", None, 0
+    med = statistics.median(ratios)
+    ci = median_ci(ratios)
+    if ci is not None:
+        word = "better" if ci[1] < 1 else "worse" if ci[0] > 1 else "tie"
+    elif all(r < 1 for r in ratios) and med < 1 - TIE:
+        word = "better"
+    elif all(r > 1 for r in ratios) and med > 1 + TIE:
+        word = "worse"
+    else:
+        word = "tie"
+    return word, med, len(ratios)
+
+
+def _from_words(words: dict[str, str]) -> str:
+    """Per runtime or kernel better/tie/worse -> the row's verdict on "mine is faster"."""
+    ws = [w for w in words.values() if w != "no data"]
+    if not ws:
+        return "no data"
+    if all(w == "better" for w in ws):
+        return "agrees"
+    if "better" in ws:
+        return "partly"
+    return "disagrees" if "worse" in ws else "tie"
+
+
+def _sort_key(series: str) -> tuple:
+    order = {r: i for i, r in enumerate(PEER_ORDER)}
+    return (order.get(runtime_of(series), 9), series)
+
+
+def _amr_variant(c: Cell) -> str:
+    for r in c.runs:
+        v = r.params.get("variant")
+        if v:
+            return str(v)
+    return "loop"
 
 
 def _all_or_some(flags: dict[str, bool]) -> str:
@@ -262,13 +315,12 @@ def verdicts_002(d: PartData) -> list[Verdict]:
     else:
         g = min(set(one.points) & set(half.points), default=None)
         c1, c2 = (one.points.get(g), half.points.get(g)) if g is not None else (None, None)
-        if c1 is None or c2 is None or c1.time is None or c2.time is None:
+        word, r, n = compare(c2, [c1]) if c1 is not None and c2 is not None else ("no data", None, 0)
+        if r is None:
             out.append(Verdict("002", claim2, "no successful runs at the finest grain", "no data"))
         else:
-            p = paired_ratio(c2, [c1])
-            r = p.median if p else c2.time.median / c1.time.median
-            m = f"Plait at G = {g:g}, P = {P}: steal=half / steal=one {r:.3f} (median of rounds)"
-            out.append(Verdict("002", claim2, m, "tie" if abs(r - 1) <= TIE else "agrees" if r < 1 else "disagrees"))
+            m = f"Plait at G = {g:g}, P = {P}: steal=half / steal=one {r:.3f} (median of {n} paired rounds)"
+            out.append(Verdict("002", claim2, m, _from_words({"plait": word})))
     return out
 
 
@@ -280,33 +332,25 @@ def verdicts_003(d: PartData) -> list[Verdict]:
     claim = ("Fig 2: Task-2 (data-flow tasks, the checksum a task too) is faster than Loop, 15–30 % at some thread "
              "counts; the gain grows with the thread count")
     claim2 = "Fig 3: under Task-2 the threads are busy over 90 % of the time (a few over 80 %), under Loop 40–80 %"
-    bs = [b for b in amr_bars(ds) if b.variant in ("loop", "task-2")]
-    P = max((b.threads for b in bs), default=0)
-    groups: dict[tuple, dict[str, object]] = {}
-    for b in bs:
-        groups.setdefault((b.case, b.threads, b.line), {})[b.variant] = b
-    parts, flags = [], {}
-    for (case, t, line), by in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2])):
-        t2, lp = by.get("task-2"), by.get("loop")
-        if t2 is None or lp is None or t2.time is None or lp.time is None:
+    P = max((c.threads for c in ds.cells_for("amr") if c.runtime != "serial"), default=0)
+    parts, words = [], {}
+    groups: dict[tuple, dict[str, Cell]] = {}  # (case without the variant, series, P) -> variant -> cell
+    for c in ds.cells_for("amr"):
+        if c.runtime != "serial":
+            case = tuple(sorted((k, v) for k, v in c.base.items() if k != "variant"))
+            groups.setdefault((case, c.series, c.threads), {})[_amr_variant(c)] = c
+    for (case, line, t), cs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2], _sort_key(kv[0][1]))):
+        if "task-2" not in cs or "loop" not in cs:
             continue
-        r = t2.time.median / lp.time.median
-        parts.append(f"{line} P = {t}: {r:.2f}")
+        word, r, n = compare(cs["task-2"], [cs["loop"]])
+        if r is None:
+            continue
+        parts.append(f"{runtime_of(line)} P = {t}: {r:.2f}" + (f" ({word})" if t == P else ""))
         if t == P:
-            flags[line] = r < 1 - TIE
-    if not flags:
-        out = [Verdict("003", claim, "no Loop and Task-2 runs", "no data")]
-    else:
-        ties = [ln for ln in flags if not flags[ln] and any(
-            g[1] == P and g[2] == ln and abs(g3["task-2"].time.median / g3["loop"].time.median - 1) <= TIE
-            for g, g3 in groups.items() if "task-2" in g3 and "loop" in g3 and g3["task-2"].time and g3["loop"].time)]
-        v = _all_or_some(flags)
-        if v == "disagrees" and len(ties) == len(flags):
-            v = "tie"
-        m = "Task-2 time / Loop time: " + ", ".join(parts)
-        if v == "partly":
-            m += f"; not faster at P = {P}: " + ", ".join(ln + (" (tie)" if ln in ties else "") for ln in flags if not flags[ln])
-        out = [Verdict("003", claim, m, v)]
+            words[runtime_of(line)] = word
+    v = _from_words(words)
+    m = "Task-2 time / Loop time (median of paired rounds): " + ", ".join(parts) if parts else "no Loop and Task-2 runs"
+    out = [Verdict("003", claim, m, v)]
     u_loop, u_task = d.utilisation.get("amr-loop"), d.utilisation.get("amr-task-2")
     if u_loop is None or u_task is None:
         out.append(Verdict("003", claim2, "no utilisation timelines of both variants", "no data"))
@@ -325,7 +369,7 @@ def verdicts_omp(d: PartData) -> list[Verdict]:
     ds = d.ds
     claim = ("the same gcc-built OpenMP binary runs at least as fast on Plait (libplait-omp preloaded) as on the "
              "faster of libgomp and libomp")
-    parts, flags = [], {}
+    parts, words = [], {}
     for k in ds.kernels():
         for base in ds.problems(k):
             P = max((c.threads for c in ds.cells_for(k, base) if c.series == "gomp@plait"), default=0)
@@ -333,16 +377,19 @@ def verdicts_omp(d: PartData) -> list[Verdict]:
             peers = [c for s in ("gomp", "gomp@libomp") if (c := ds.cell(k, base, s, P)) is not None and c.ok_runs]
             if mine is None or not mine.ok_runs or not peers:
                 continue
-            p = paired_ratio(mine, peers)
-            if p is None:
+            word, r, n = compare(mine, peers)
+            if r is None:
                 continue
-            parts.append(f"{k} {p.median:.2f}")
-            flags[k] = p.median <= 1 + TIE
-    if not flags:
+            parts.append(f"{k} {r:.2f} ({word})")
+            words[k] = word
+    if not words:
         return [Verdict("omp", claim, "no gomp@plait runs with a peer", "no data")]
+    # the claim is "at least as fast": better or a tie holds it
+    worse = [k for k, w in words.items() if w == "worse"]
+    v = "agrees" if not worse else "disagrees" if len(worse) == len(words) else "partly"
     P = max(c.threads for c in ds.cells.values() if c.series == "gomp@plait")
-    return [Verdict("omp", claim, f"P = {P}, gomp@plait / faster peer (median of rounds): " + ", ".join(parts),
-                    _all_or_some(flags))]
+    m = f"P = {P}, gomp@plait / the faster of gomp and gomp@libomp, median of paired rounds: " + ", ".join(parts)
+    return [Verdict("omp", claim, m, v)]
 
 
 VERDICTS: dict[str, Callable[[PartData], list[Verdict]]] = {
