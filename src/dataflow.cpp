@@ -3,6 +3,8 @@
 // docs/dataflow.md explains the data structures, the rules per mode and every memory order.
 #include <plait/dataflow.hpp>
 
+#include "pool_impl.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -578,28 +580,33 @@ dataflow_group::~dataflow_group() {
   }
 }
 
+void dataflow_group::check(std::span<const access> deps) const {
+  if (PLAIT_UNLIKELY(!detail::current_worker())) detail::not_a_worker("plait::dataflow_group::run");
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    const access& d = deps[i];
+    if (static_cast<unsigned>(d.mode) > static_cast<unsigned>(dep_mode::mutexinoutset))
+      detail::bad_access(i, "mode " + std::to_string(static_cast<unsigned>(d.mode)) +
+                             " is not in, out, inout, inoutset or mutexinoutset");
+    auto a = reinterpret_cast<std::uintptr_t>(d.addr);
+    if (d.bytes > UINTPTR_MAX - a)
+      detail::bad_access(i, "the section of " + std::to_string(d.bytes) + " bytes wraps around the address space");
+  }
+}
+
 void dataflow_group::submit(std::span<const access> deps, detail::dep_node* n) {
   detail::dataflow_state& st = *st_;
   auto discard = [n] {
+    // holds 0: never registered (a detached task's event, destroyed with the closure, reads it:
+    // detached_done). relaxed: read by this thread only.
+    n->holds.store(0, std::memory_order_relaxed);
     n->op(n, detail::dep_node::op_skip);
     n->op(n, detail::dep_node::op_free);
   };
-  if (PLAIT_UNLIKELY(!detail::current_worker())) {
+  try {
+    check(deps);
+  } catch (...) {
     discard();
-    detail::not_a_worker("plait::dataflow_group::run");
-  }
-  for (std::size_t i = 0; i < deps.size(); ++i) {
-    const access& d = deps[i];
-    if (static_cast<unsigned>(d.mode) > static_cast<unsigned>(dep_mode::mutexinoutset)) {
-      discard();
-      detail::bad_access(i, "mode " + std::to_string(static_cast<unsigned>(d.mode)) +
-                             " is not in, out, inout, inoutset or mutexinoutset");
-    }
-    auto a = reinterpret_cast<std::uintptr_t>(d.addr);
-    if (d.bytes > UINTPTR_MAX - a) {
-      discard();
-      detail::bad_access(i, "the section of " + std::to_string(d.bytes) + " bytes wraps around the address space");
-    }
+    throw;
   }
   // relaxed: see dataflow_state::canceled. A canceled group skips new tasks until wait().
   if (st.canceled.load(std::memory_order_relaxed)) {
@@ -701,6 +708,74 @@ bool dataflow_group::ready_now(std::span<const access> deps) {
   st.mu.unlock();
   return ok;
 }
+
+// ---- run_detached (docs/design.md, "Events"; the counting is described in src/event.cpp) ----
+
+namespace detail {
+// A data-flow task's event: its group, its node (written by run_held before the task can start;
+// null while it is not made) and the group's pool.
+struct df_event {
+  dataflow_group* g;
+  dep_node* node = nullptr;
+  Pool* pool = nullptr;
+};
+}  // namespace detail
+
+detail::df_event* dataflow_group::detached_begin(std::span<const access> deps) {
+  check(deps);  // what submit would refuse, refused before anything is made
+  auto* cx = new detail::df_event{this, nullptr, detail::tl_worker->pool};
+  tg_.pending_.add(1);  // the event's share, before the task can run
+  return cx;
+}
+
+void dataflow_group::detached_done(void* p, bool error) noexcept {
+  auto* cx = static_cast<detail::df_event*>(p);
+  dataflow_group* g = cx->g;
+  if (error) g->event_error();
+  // relaxed: a node that submit discarded (never registered) has holds 0, written by the same
+  // thread before it destroyed the closure that held this event.
+  if (cx->node == nullptr || cx->node->holds.load(std::memory_order_relaxed) == 0) {
+    g->tg_.pending_.count_down(1);
+    delete cx;
+    return;
+  }
+  detail::Worker* w = detail::current_worker();
+  if (w != nullptr && w->pool == cx->pool) {
+    release_on_worker(cx);
+  } else {
+    try {
+      detail::hand_completion(cx->pool, &release_on_worker, cx);
+    } catch (...) {
+      detail::event_misuse("plait::event::fulfill: out of memory handing the completion to the pool");
+    }
+  }
+}
+
+void dataflow_group::release_on_worker(void* p) noexcept {
+  auto* cx = static_cast<detail::df_event*>(p);
+  dataflow_group* g = cx->g;
+  g->release_hold(cx->node);
+  delete cx;
+  // After the release: its successors are the group's children now, counted before this.
+  g->tg_.pending_.count_down(1);
+}
+
+detail::dep_node** dataflow_group::detached_node(detail::df_event* cx) noexcept { return &cx->node; }
+
+void dataflow_group::event_error() noexcept {
+  detail::dataflow_state& st = *st_;
+  // relaxed: see dataflow_state::canceled (a skipped task's event is no error).
+  if (st.canceled.load(std::memory_order_relaxed)) return;
+  if (std::uncaught_exceptions() > 0) return;
+  st.mu.lock();
+  if (!st.has_error) {
+    st.has_error = true;
+    st.error = detail::abandoned_event_error();
+  }
+  st.mu.unlock();
+  st.canceled.store(true, std::memory_order_relaxed);
+}
+
 
 void dataflow_group::release_hold(detail::dep_node* n) noexcept {
   // acq_rel: as in execute.

@@ -7,6 +7,7 @@
 //   PLAIT_STEAL         one | chunk:K (1..2^20) | half | adaptive
 //   PLAIT_STACK_SIZE    worker stack in bytes, suffix K/M/G allowed, 64K..64G
 //   PLAIT_GROUP_THROTTLE  off | 1..2^30: private tasks past which task_group::run runs a child at once
+//   PLAIT_POLL_US         1..10^7: the polling services' period in microseconds (default 100)
 //   PLAIT_STRESS        0 | 1 | empty (0 and empty: off); read by stress.cpp, checked here
 //
 // A field of pool_options that is set wins over its variable, which is then not read at all.
@@ -182,6 +183,17 @@ pool_options pool_options::from_env(pool_options o) {
   } else if (o.group_throttle != pool_options::group_throttle_off && o.group_throttle > (std::size_t{1} << 30)) {
     throw std::invalid_argument("plait: group_throttle " + std::to_string(o.group_throttle) +
                                 " is out of range; accepted: 1..1073741824 or group_throttle_off");
+  }
+  if (o.poll_period_us == 0) {
+    if (const char* v = std::getenv("PLAIT_POLL_US")) {
+      std::string s = v;
+      o.poll_period_us = parse_count("PLAIT_POLL_US", s, s, 10'000'000, "microseconds in 1..10000000");
+    } else {
+      o.poll_period_us = 100;
+    }
+  } else if (o.poll_period_us > 10'000'000) {
+    throw std::invalid_argument("plait: poll_period_us " + std::to_string(o.poll_period_us) +
+                                " is out of range; accepted: 1..10000000 (0: PLAIT_POLL_US, else 100)");
   }
   return o;
 }

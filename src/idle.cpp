@@ -40,8 +40,11 @@ std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-static void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+// limit_ns: 0 sleeps until woken; otherwise at most that long (pollers, poll.cpp).
+static void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept {
+  timespec ts{static_cast<time_t>(limit_ns / 1'000'000'000u), static_cast<long>(limit_ns % 1'000'000'000u)};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, limit_ns != 0 ? &ts : nullptr,
+          nullptr, 0);
 }
 static void futex_wake(std::atomic<std::uint32_t>* addr, int n) noexcept {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
@@ -52,6 +55,7 @@ static bool work_visible(const Worker* w) noexcept {
   // relaxed loads, ordered after the sleeper's seq_cst fence (see the essay above).
   if (w->mail.load(std::memory_order_relaxed) != nullptr) return true;
   if (p->inj_count.load(std::memory_order_relaxed) != 0) return true;
+  if (p->ncompletions.load(std::memory_order_relaxed) != 0) return true;  // handed in (poll.cpp)
   if (p->shutdown.load(std::memory_order_relaxed)) return true;
   for (unsigned i = 0; i < p->n; ++i) {
     std::uint64_t v = p->workers[i].dq.ts.load(std::memory_order_relaxed);
@@ -74,7 +78,8 @@ void sleep_once(Worker* w) noexcept {
   at_point(protocol_point::sleep_check);
   if (!work_visible(w)) {
     hook::sleeping(w);
-    futex_wait(&p->events, ev);
+    // With pollers registered an idle worker wakes every poll period to run them (poll.cpp).
+    futex_wait(&p->events, ev, sleep_limit_ns(p));
     hook::woken(w);
   }
   p->sleepers.fetch_sub(1, std::memory_order_relaxed);

@@ -13,6 +13,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -71,6 +73,27 @@ class Pool {
   steal_policy steal = steal_policy::one;
   std::uint32_t steal_k = 1;
 
+  // External progress (src/poll.cpp). Polling services: run one caller at a time under poll_mu
+  // (held while they run and while the list changes), at most once per poll_period_ns by the
+  // pool's waiting and idle workers and by busy workers at their slow paths. Completions: work
+  // handed in by threads that are no worker of the pool (an event fulfilled there), run by the
+  // next worker that looks for work. `npollers` and `ncompletions` mirror the two lists for the
+  // lock-free checks of the wait loop; both share one line that only changes on registration
+  // and hand-in.
+  struct Poller {
+    std::uint64_t id;
+    std::function<void()> fn;
+  };
+  std::mutex poll_mu;
+  std::vector<Poller> pollers;  // under poll_mu
+  std::uint64_t poller_next_id = 1;  // under poll_mu
+  std::uint64_t poll_period_ns = 100'000;
+  std::atomic<std::uint64_t> next_poll_ns{0};
+  std::mutex done_mu;
+  std::vector<std::pair<void (*)(void*), void*>> completions;  // under done_mu
+  alignas(cache_line) std::atomic<std::uint32_t> npollers{0};
+  std::atomic<std::uint32_t> ncompletions{0};
+
   // Task-record depot (src/task_alloc.cpp), one per size class: full batches that workers handed
   // back, and every slab ever carved (freed in ~Pool).
   struct Depot {
@@ -112,6 +135,27 @@ void wake_all(Pool* p) noexcept;
 std::uint64_t now_ns() noexcept;
 // Hands m to worker `to` (which must have no mail pending) and wakes it if it sleeps.
 void post_mail(Pool* p, Worker* to, Mail* m) noexcept;
+
+// poll.cpp: external progress (the Pool fields above; docs/design.md, "External progress").
+// Whether anything external may want this worker: a registered poller or a handed-in completion.
+// relaxed: a hint; run_external takes the locks.
+inline bool external_pending(const Pool* p) noexcept {
+  return (p->npollers.load(std::memory_order_relaxed) | p->ncompletions.load(std::memory_order_relaxed)) != 0;
+}
+// Runs the handed-in completions, and the pollers if they are due and no other worker runs them;
+// true when it ran a completion (work may have appeared).
+bool run_external(Worker* w) noexcept;
+// Busy workers' slow paths: the pollers if they are due (no clock read without pollers).
+inline void poll_if_due(Worker* w) noexcept {
+  if (PLAIT_UNLIKELY(external_pending(w->pool))) run_external(w);
+}
+// Hands fn(arg) to a worker of p (called by a thread that is no worker of p); wakes one.
+void hand_completion(Pool* p, void (*fn)(void*), void* arg);
+// How long a sleeper of p may sleep before it must poll: 0 (no limit) without pollers.
+std::uint64_t sleep_limit_ns(const Pool* p) noexcept;
+
+// event.cpp: the error a task finishes with when its event was dropped unfulfilled.
+std::exception_ptr abandoned_event_error() noexcept;
 
 // wait.cpp: the one wait loop (policies, phases and sleeping are described there).
 enum class wait_policy : std::uint8_t { idle, leapfrog, help, roots, block };

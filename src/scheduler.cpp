@@ -28,6 +28,7 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     spin_limit = n > cpus ? 16 : 2048;
   }
   // from_env has set every policy (the options below are the resolved ones).
+  poll_period_ns = opts.poll_period_us * 1000;
   steal = *opts.steal;
   steal_k = static_cast<std::uint32_t>(steal == steal_policy::chunk ? opts.steal_chunk : 1);
   std::size_t cap = opts.deque_capacity;

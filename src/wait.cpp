@@ -25,12 +25,15 @@
 // pairing as idle workers, with latch_sleepers in the place of sleepers).
 #include "hooks.hpp"
 
+#include <plait/task_group.hpp>
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <climits>
+#include <ctime>
 
 namespace plait::detail {
 
@@ -96,6 +99,18 @@ static bool runnable_visible(const Worker* w, wait_policy pol, const Worker* thi
   }
 }
 
+// A completion handed in from outside (poll.cpp) is work for any waiter of the pool. relaxed:
+// as above, ordered after the sleeper's fence.
+static bool external_visible(const Worker* w) noexcept {
+  return w->pool->ncompletions.load(std::memory_order_relaxed) != 0;
+}
+
+static void futex_sleep(std::atomic<std::uint32_t>* word, std::uint32_t ev, std::uint64_t limit_ns) noexcept {
+  timespec ts{static_cast<time_t>(limit_ns / 1'000'000'000u), static_cast<long>(limit_ns % 1'000'000'000u)};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, ev, limit_ns != 0 ? &ts : nullptr,
+          nullptr, 0);
+}
+
 // A waiter sleeps until its latch completes or new work is published (or spuriously).
 static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) noexcept {
   if (w != nullptr) {
@@ -120,9 +135,10 @@ static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worke
   if (w != nullptr) latch_sleepers.fetch_add(1, std::memory_order_seq_cst);
   store_load_fence();
   at_point(protocol_point::sleep_check);
-  if (!l.probe() && (w == nullptr || !runnable_visible(w, pol, thief))) {
+  if (!l.probe() && (w == nullptr || (!runnable_visible(w, pol, thief) && !external_visible(w)))) {
     if (w != nullptr) hook::sleeping(w);
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, ev, nullptr, nullptr, 0);
+    // With pollers registered a waiting worker wakes every poll period to run them (poll.cpp).
+    futex_sleep(word, ev, w != nullptr ? sleep_limit_ns(w->pool) : 0);
     if (w != nullptr) hook::woken(w);
   }
   // relaxed: only a hint for notify_work; a late decrement costs one needless wake-up.
@@ -184,6 +200,18 @@ void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) no
       if (look(w, pol, thief)) {
         spins = 0;
         continue;
+      }
+      // Outside progress: completions handed in by other threads, pollers when due (poll.cpp).
+      // What they release (data-flow successors) lands on our own deque, where no policy but
+      // idle looks: run it here.
+      if (PLAIT_UNLIKELY(external_pending(p))) {
+        const std::uint32_t h = w->dq.head;
+        const bool ran = run_external(w);
+        if (w->dq.head > h) drain_own(w, nullptr, h);
+        if (ran || w->dq.head != h) {
+          spins = 0;
+          continue;
+        }
       }
       if (pol == wait_policy::idle) {
         hook::idle_begin(w);  // the clock is read only on the busy -> idle transition

@@ -152,6 +152,8 @@ PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
 }
 
 void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
+  // A busy worker's slow path: outside progress may be what the group waits for (poll.cpp).
+  poll_if_due(w);
   drain_own(w, pending, floor);
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
   run_until(w, latch_ref{nullptr, pending}, wait_policy::help);

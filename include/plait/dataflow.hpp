@@ -33,6 +33,7 @@
 #pragma once
 
 #include <plait/config.hpp>
+#include <plait/event.hpp>
 #include <plait/task_group.hpp>
 
 #include <cstddef>
@@ -72,6 +73,7 @@ PLAIT_DATAFLOW_MODE(mutexinoutset)
 #undef PLAIT_DATAFLOW_MODE
 
 namespace detail {
+struct df_event;
 
 struct dataflow_state;
 struct mutex_set;
@@ -202,6 +204,21 @@ class dataflow_group {
   }
   void release_hold(detail::dep_node* handle) noexcept;
 
+  // Adds a task completed by an outside event (OpenMP's detach; plait/event.hpp): f is called
+  // with a plait::event, and the task finishes -- releases its successors, counts for wait() --
+  // once f has returned and the event has been fulfilled, from any thread. Throws as run() does,
+  // before anything is made.
+  template <class F>
+  void run_detached(std::span<const access> deps, F&& f) {
+    detail::df_event* cx = detached_begin(deps);
+    run_held(deps, [ev = event(&detached_done, cx), fn = std::forward<F>(f)]() mutable { fn(std::move(ev)); },
+             detached_node(cx));
+  }
+  template <class F>
+  void run_detached(std::initializer_list<access> deps, F&& f) {
+    run_detached(std::span<const access>(deps.begin(), deps.size()), std::forward<F>(f));
+  }
+
   // Whether a task with these accesses, added now, would have no unfinished predecessor: no
   // task of the group that is not finished writes (or, for an out/inout/set access, reads) any
   // byte of them. A caller that is the only thread adding tasks to the group (OpenMP: a parent
@@ -238,6 +255,16 @@ class dataflow_group {
   void launch_list(detail::dep_node* head);
   void execute(detail::dep_node* n) noexcept;
   void finished(detail::dep_node* n) noexcept;
+  // What run() would refuse (not a worker, a bad access): throws as submit does.
+  void check(std::span<const access> deps) const;
+  // run_detached: the event's context (the group's count raised by one until the fulfil), the
+  // place run_held writes the node to, the fulfil itself, the release on a worker of the pool,
+  // and the error of an event dropped unfulfilled.
+  detail::df_event* detached_begin(std::span<const access> deps);
+  static detail::dep_node** detached_node(detail::df_event* cx) noexcept;
+  static void detached_done(void* cx, bool error) noexcept;
+  static void release_on_worker(void* cx) noexcept;
+  void event_error() noexcept;
 
   std::unique_ptr<detail::dataflow_state> st_;
   task_group tg_;  // declared after st_: destroyed (waited for) before the state goes

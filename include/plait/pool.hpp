@@ -75,9 +75,13 @@ struct pool_options {
   // it write NAME.2.EXT, NAME.3.EXT, ...), else off. An unwritable path prints one line and leaves
   // tracing off; the program runs on. docs/tracing.md.
   std::string trace_path = {};
+  // Polling services (pool::add_poller) run at most once per this many microseconds; idle and
+  // waiting workers sleep no longer than this while a poller is registered. 0: PLAIT_POLL_US,
+  // else 100. Range 1..10^7 (10 s).
+  std::uint64_t poll_period_us = 0;
 
   // Resolves the options: reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE /
-  // PLAIT_STEAL / PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE for every field that is not set, and
+  // PLAIT_STEAL / PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE / PLAIT_POLL_US for every field that is not set, and
   // checks PLAIT_STRESS. Throws std::invalid_argument with a one-line message naming the variable
   // and the accepted values when one is malformed, or naming the field and its accepted values when
   // a set field is out of range (an enum value outside its enumerators included). The pool
@@ -129,11 +133,27 @@ class pool {
   bool tracing() const noexcept;
   void write_trace(const std::string& path) const;
 
+  // Polling services: fn is called by this pool's workers, one call at a time, at most once per
+  // poll_period_us: by idle and waiting workers (task_group / dataflow_group waits, joins whose
+  // task was stolen) whenever they find no work, and by busy workers at their slow paths and in
+  // poll_services(). It drives outside progress that completes events (an MPI request, a device
+  // queue). It must not throw (the process stops with a message) and should return quickly.
+  // Safe to call while tasks run, from any thread and from a poller; remove_poller returns only
+  // when no call of the poller is in progress (except the calling poller's own), and says
+  // whether the id was registered. docs/design.md, "External progress".
+  using poller_id = std::uint64_t;
+  poller_id add_poller(std::function<void()> fn);
+  bool remove_poller(poller_id id);
+
   detail::Pool* impl() const noexcept { return impl_.get(); }
 
  private:
   std::unique_ptr<detail::Pool> impl_;
 };
+
+// Called from a long-running task: runs its pool's pollers if they are due (a task that spawns,
+// joins and waits gets them at its slow paths anyway). No-op off a pool's worker.
+void poll_services() noexcept;
 
 // The process-wide pool, created on first use with pool_options::from_env(). A malformed
 // environment variable there prints one line ("plait: PLAIT_NUM_THREADS='abc' ...") and exits

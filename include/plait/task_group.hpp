@@ -26,6 +26,7 @@
 #include <plait/config.hpp>
 #include <plait/detail/task_alloc.hpp>
 #include <plait/detail/worker.hpp>
+#include <plait/event.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -88,6 +89,18 @@ class task_group {
       child<std::decay_t<F>>::exec(c, w);
   }
 
+  // Adds a child completed by an outside event (OpenMP's detach): f is called with a
+  // plait::event, and the child counts as finished only once f has returned and the event has
+  // been fulfilled (from any thread). An event f drops unfulfilled finishes the child with an
+  // error (plait/event.hpp). Must be called from a task running on a pool (else std::logic_error).
+  template <class F>
+  void run_detached(F&& f) {
+    if (PLAIT_UNLIKELY(detail::tl_worker == &detail::no_worker)) detail::not_a_worker("plait::task_group::run_detached");
+    // The event's share of the count, before the child can run (and fulfil it).
+    pending_.add(1);
+    run([ev = event(&event_done, this), fn = std::forward<F>(f)]() mutable { fn(std::move(ev)); });
+  }
+
   // Waits for every child; rethrows the first exception a child threw. The group can be reused
   // after wait() returns (cancellation and the recorded exception are cleared).
   void wait();
@@ -123,6 +136,9 @@ class task_group {
   };
 
   void record_error(std::exception_ptr e) noexcept;
+  // An event of run_detached is fulfilled (error: dropped unfulfilled, see plait/event.hpp).
+  static void event_done(void* self, bool error) noexcept;
+  friend class dataflow_group;  // its detached tasks hold its task_group's count the same way
 
   template <class F>
   PLAIT_NOINLINE void run_now(detail::Worker* w, F& f) noexcept {

@@ -1,0 +1,153 @@
+// External progress: polling services and completions handed in from outside the pool.
+//
+// A task completed by something outside the runtime (an MPI request, an I/O completion, another
+// thread) needs two things from the pool: someone must look now and then whether the outside
+// has progressed (a poller), and when another thread fulfils an event, the work that completes
+// it (releasing data-flow successors) must run on a worker. Both are served by the workers when
+// they look for work (run_until: idle, group and join waits) and, for pollers, at busy workers'
+// slow paths; nothing here runs a thread of its own.
+//
+// Pollers. pool::add_poller registers a std::function; the list is guarded by poll_mu, which is
+// also held while the pollers run. So pollers run one caller at a time (a poller needs no lock of
+// its own against itself: the MPI front end relies on it), remove_poller returns only when no
+// call is in progress, and a poller may add or remove pollers itself (the calling thread already
+// holds the mutex: tl_polling says so). A worker that finds the mutex taken does not wait: the
+// other one is polling. The pollers run at most once per poll_period_ns per pool (next_poll_ns).
+// Idle and waiting workers look at every failed look for work and sleep at most one period
+// while pollers exist (sleep_limit_ns), so a pool with an idle or waiting worker polls about once
+// per period. A busy worker looks at its slow paths (serving a steal request, a join or group
+// wait) and in plait::poll_services(); a task that runs long without any of them delays polling.
+//
+// Completions. hand_completion (a thread that is no worker of the pool) appends (fn, arg) under
+// done_mu, bumps ncompletions, and wakes the pool as new work does (notify_work: one idle worker
+// and every latch waiter). The sleepers' checks include ncompletions (idle.cpp work_visible,
+// wait.cpp runnable_visible) under the same StoreLoad pairing as published work: the hand-in's
+// bump is a seq_cst RMW before notify_work's fence, the sleeper's announcement a seq_cst RMW
+// before its fence, so either the sleeper sees the completion or the hand-in sees the sleeper.
+#include "hooks.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+namespace plait::detail {
+
+// The pool whose poll_mu this thread holds while its pollers run (a poller that adds or removes
+// pollers must not lock it again).
+static thread_local const Pool* tl_polling = nullptr;
+
+static void run_pollers(Pool* p) noexcept {
+  tl_polling = p;
+  // Index loop: a poller may remove itself or others (the vector shrinks under us).
+  for (std::size_t i = 0; i < p->pollers.size(); ++i) {
+    try {
+      // Copy: the poller may remove itself (destroying the stored function) while it runs.
+      std::function<void()> fn = p->pollers[i].fn;
+      fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "plait: a poller threw (%s); pollers must not throw\n", e.what());
+      std::abort();
+    } catch (...) {
+      std::fprintf(stderr, "plait: a poller threw; pollers must not throw\n");
+      std::abort();
+    }
+  }
+  tl_polling = nullptr;
+}
+
+bool run_external(Worker* w) noexcept {
+  Pool* const p = w->pool;
+  bool ran = false;
+  // acquire: pairs with hand_completion's release RMW: the completion's arguments are visible.
+  if (p->ncompletions.load(std::memory_order_acquire) != 0) {
+    std::vector<std::pair<void (*)(void*), void*>> todo;
+    {
+      std::lock_guard<std::mutex> lk(p->done_mu);
+      todo.swap(p->completions);
+      // relaxed: the mutex orders the list; the counter is the lock-free hint.
+      p->ncompletions.store(0, std::memory_order_relaxed);
+    }
+    for (auto& [fn, arg] : todo) fn(arg);
+    ran = !todo.empty();
+  }
+  // relaxed: a hint; the mutex orders the list.
+  if (p->npollers.load(std::memory_order_relaxed) != 0 && tl_polling != p) {
+    const std::uint64_t now = now_ns();
+    // relaxed: a rate limit, not a synchronisation; two workers that both read an old value
+    // meet at the try_lock below.
+    if (now >= p->next_poll_ns.load(std::memory_order_relaxed) && p->poll_mu.try_lock()) {
+      p->next_poll_ns.store(now + p->poll_period_ns, std::memory_order_relaxed);
+      run_pollers(p);
+      p->poll_mu.unlock();
+    }
+  }
+  return ran;
+}
+
+void hand_completion(Pool* p, void (*fn)(void*), void* arg) {
+  {
+    std::lock_guard<std::mutex> lk(p->done_mu);
+    p->completions.emplace_back(fn, arg);
+    // seq_cst: the hand-in's side of the StoreLoad pairing with sleepers (see the top); release
+    // for run_external's acquire.
+    p->ncompletions.fetch_add(1, std::memory_order_seq_cst);
+  }
+  notify_work(p, nullptr);
+  // notify_work wakes an idle worker only when one is asleep; a worker spinning or yielding sees
+  // the counter at its next look.
+}
+
+std::uint64_t sleep_limit_ns(const Pool* p) noexcept {
+  // relaxed: a hint; a poller registered just after this read is served at the next wake-up.
+  return p->npollers.load(std::memory_order_relaxed) != 0 ? p->poll_period_ns : 0;
+}
+
+}  // namespace plait::detail
+
+namespace plait {
+
+pool::poller_id pool::add_poller(std::function<void()> fn) {
+  if (!fn) throw std::invalid_argument("plait::pool::add_poller: an empty function");
+  detail::Pool* p = impl_.get();
+  const bool locked_here = detail::tl_polling != p;
+  if (locked_here) p->poll_mu.lock();
+  const poller_id id = p->poller_next_id++;
+  try {
+    p->pollers.push_back({id, std::move(fn)});
+  } catch (...) {
+    if (locked_here) p->poll_mu.unlock();
+    throw;
+  }
+  // relaxed: the mutex orders the list; the count is the wait loop's hint.
+  p->npollers.store(static_cast<std::uint32_t>(p->pollers.size()), std::memory_order_relaxed);
+  if (locked_here) p->poll_mu.unlock();
+  // Sleepers sleep without a limit while there is no poller: wake them to start polling.
+  detail::wake_all(p);
+  detail::wake_latch_sleepers();
+  return id;
+}
+
+bool pool::remove_poller(poller_id id) {
+  detail::Pool* p = impl_.get();
+  const bool locked_here = detail::tl_polling != p;
+  if (locked_here) p->poll_mu.lock();  // waits for a call in progress (by another thread) to end
+  bool found = false;
+  for (std::size_t i = 0; i < p->pollers.size(); ++i) {
+    if (p->pollers[i].id == id) {
+      p->pollers.erase(p->pollers.begin() + static_cast<std::ptrdiff_t>(i));
+      found = true;
+      break;
+    }
+  }
+  // relaxed: as in add_poller.
+  p->npollers.store(static_cast<std::uint32_t>(p->pollers.size()), std::memory_order_relaxed);
+  if (locked_here) p->poll_mu.unlock();
+  return found;
+}
+
+void poll_services() noexcept {
+  detail::Worker* w = detail::current_worker();
+  if (w != nullptr) detail::poll_if_due(w);
+}
+
+}  // namespace plait
