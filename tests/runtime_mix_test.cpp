@@ -1,7 +1,8 @@
 // Random programs that mix every construct of the runtime in one task tree: spawn/join,
 // plait::join, task groups (children added from spawned tasks, from loop bodies and from other
 // groups' children; waits under unjoined spawn handles), parallel_for / parallel_for_chunks /
-// parallel_reduce with every partitioner, dataflow regions, exceptions and cancellation. Each
+// parallel_reduce with every partitioner, dataflow regions, exceptions and cancellation, and
+// detached tasks (run_detached: events fulfilled in the body or later by a pool poller). Each
 // program follows from a seed and is evaluated twice: in parallel on a pool, and serially by a
 // mirror of the same recursion. Every task must run exactly once and every value must match, for
 // 1, 2, 3, 8 and 16 workers and every steal policy. Then one small regression test per pattern
@@ -210,6 +211,10 @@ struct Program {
   unsigned fanout(std::uint64_t id) const { return 1 + static_cast<unsigned>(h(id, 2) % 4); }
   std::uint64_t payload(std::uint64_t id) const { return h(id, 3) >> 8; }
   bool bit(std::uint64_t id, unsigned which) const { return (h(id, 4) >> which) & 1; }
+  // Group children and data-flow tasks: 0 a plain task, 1 detached (run_detached) with its event
+  // fulfilled at the end of the body, 2 detached with its event handed to the run's poller, which
+  // fulfils it later on whatever worker polls.
+  unsigned event_mode(std::uint64_t id) const { return static_cast<unsigned>(h(id, 77) % 4) % 3; }
 
   // Loops: usually 0..32 iterations, one in eight has 200..999 (forced leaves beyond the third),
   // so that every partitioner splits for real.
@@ -429,6 +434,26 @@ struct MixRun {
     executed.fetch_add(1, std::memory_order_relaxed);
     sum.fetch_add(p.payload(id), std::memory_order_relaxed);
   }
+  // Events handed to the poller (event_mode 2); MixPrograms registers it on the pool.
+  std::mutex events_mu;
+  std::vector<plait::event> events;
+  void settle(plait::event e, unsigned mode) {
+    if (mode == 1) {
+      e.fulfill();
+      return;
+    }
+    std::lock_guard<std::mutex> lk(events_mu);
+    events.push_back(std::move(e));
+  }
+  void poll() {
+    std::vector<plait::event> now;
+    {
+      std::lock_guard<std::mutex> lk(events_mu);
+      now.swap(events);
+    }
+    for (auto& e : now) e.fulfill();
+  }
+
   void fail(const std::string& m) {
     if (errors.fetch_add(1) == 0) {
       std::lock_guard<std::mutex> lk(mu);
@@ -461,8 +486,16 @@ std::uint64_t run_node(MixRun& r, std::uint64_t id, unsigned depth, Outer* out);
 // group its own subtree may add to. Both outlive the child: the child is pending in `into` (or
 // runs inside a child pending there) until the group's owner has waited.
 void add_child(MixRun& r, Outer* into, Outer* its_outer, std::uint64_t cid, unsigned depth) {
-  into->g->run([&r, into, its_outer, cid, depth] {
+  const unsigned em = r.p.event_mode(cid);
+  if (em == 0) {
+    into->g->run([&r, into, its_outer, cid, depth] {
+      into->acc->fetch_add(run_node(r, cid, depth, its_outer), std::memory_order_relaxed);
+    });
+    return;
+  }
+  into->g->run_detached([&r, into, its_outer, cid, depth, em](plait::event e) {
     into->acc->fetch_add(run_node(r, cid, depth, its_outer), std::memory_order_relaxed);
+    r.settle(std::move(e), em);
   });
 }
 
@@ -578,8 +611,9 @@ std::uint64_t run_dataflow(MixRun& r, std::uint64_t id, unsigned depth, Outer* o
         }
       }
       // Reads and writes only the cells it declared, so a wrong order is a wrong value (and a
-      // data race under TSan).
-      df.run(std::span<const plait::access>(deps), [&r, &p, &c, &res, id, depth, out, t] {
+      // data race under TSan). A detached task's successors wait for its event, fulfilled at
+      // the end of its body or later by the poller.
+      auto body = [&r, &p, &c, &res, id, depth, out, t] {
         std::uint64_t in_sum = 0;
         for (unsigned j = 0; j < cells; ++j)
           if (p.df_mode(id, t, j) == 1 || p.df_mode(id, t, j) == 3) in_sum += c[j] * (j + 1);
@@ -590,7 +624,15 @@ std::uint64_t run_dataflow(MixRun& r, std::uint64_t id, unsigned depth, Outer* o
           if (p.df_mode(id, t, j) == 3) c[j] = mix(c[j] + hv);
         }
         res[t] = hv;
-      });
+      };
+      const unsigned em = p.event_mode(Program::child(id, 100 + t));
+      if (em == 0)
+        df.run(std::span<const plait::access>(deps), body);
+      else
+        df.run_detached(std::span<const plait::access>(deps), [&r, body, em](plait::event e) {
+          body();
+          r.settle(std::move(e), em);
+        });
     }
     df.wait();
   }  // destroyed right after the wait, as regions created inside tasks are
@@ -859,11 +901,14 @@ TEST_P(MixPrograms, EveryTaskRunsOnceAndEveryResultIsRight) {
       return where() + " [" + std::to_string(run.executed.load()) + " tasks ran so far]";
     });
     std::uint64_t got = 0;
+    const auto poller = pool_->add_poller([&run] { run.poll(); });
     try {
       got = pool_->run([&] { return run_node(run, 1, 0, nullptr); });
     } catch (const std::exception& e) {
+      pool_->remove_poller(poller);
       FAIL() << where() << ": unexpected exception: " << e.what();
     }
+    pool_->remove_poller(poller);
     ASSERT_EQ(run.errors.load(), 0) << where() << ": " << run.first_error;
     ASSERT_EQ(run.executed.load() + run.skipped_nodes.load(), want.nodes)
         << where() << ": a task ran twice or never (" << run.executed.load() << " ran, " << run.skipped_nodes.load()
