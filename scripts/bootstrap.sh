@@ -9,7 +9,7 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 for p in cmake ninja-build g++ gcc make pkg-config clang-16 libclang-rt-16-dev libomp-16-dev libtbb-dev libgtest-dev \
-         libbenchmark-dev libhwloc-dev valgrind python3 python3-venv; do
+         libbenchmark-dev libhwloc-dev valgrind python3 python3-venv openmpi-bin libopenmpi-dev; do
   have_pkg "$p" || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
