@@ -1,0 +1,317 @@
+// UTS across MPI ranks, one single-threaded process per core (docs/uts.md, "Across ranks").
+//
+// Every rank expands nodes from a local stack (depth first). Rank 0 starts with the root. Work
+// moves only on request: a rank whose stack is empty asks a victim (the last one that gave it
+// work, else one chosen at random) and waits for the answer; a rank with work looks for requests
+// every --poll nodes and answers with a chunk of up to --chunk nodes from the bottom of its stack
+// (the oldest: the biggest subtrees), or "none" when it has fewer than two nodes. While a rank
+// waits for an answer it answers requests with "none" and passes the termination token.
+//
+// Termination: Safra's token algorithm (docs/uts.md proves it for this protocol). Each rank
+// counts work messages sent minus received (`count`) and turns black when it receives work. Rank
+// 0, idle, sends a white token with q = 0 around the ring 0 -> n-1 -> ... -> 1 -> 0; an idle rank
+// that holds the token adds its count, blackens the token if it is black itself, turns white and
+// passes it on. Back at rank 0, idle: a white token, a white rank 0 and q + count == 0 mean no work
+// is left anywhere and none is in flight: rank 0 tells every rank to stop. Otherwise a new round.
+//
+// The counts are summed on every rank (MPI_Allreduce), so every rank verifies them and every rank
+// exits 1 on a mismatch; rank 0 prints the JSON line (the other ranks' stdout is closed).
+#include "common/driver.hpp"
+#include "uts/common.hpp"
+
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum tag : int { t_request = 1, t_work = 2, t_none = 3, t_token = 4, t_stop = 5 };
+
+struct Token {
+  long long q;  // sum of the counts of the ranks passed this round
+  int black;
+};
+
+struct Search {
+  const uts::Tree& tree;
+  MPI_Comm comm;  // one per repetition: a message left over from the last one cannot reach this one
+  int rank, size;
+  long long chunk, poll;
+  long long delay_us = 0;  // stress: a random delay of up to this many us before each message is handled
+  std::vector<uts::Node> stack;
+  uts::Counts c{0, 0, 0, 0};
+  long long count = 0;   // work messages sent - received (Safra)
+  bool black = false;    // received work since it last passed the token
+  bool have_token = false;
+  Token token{0, 0};
+  bool token_out = false;  // rank 0: a token is travelling
+  bool stop = false;
+  int last_victim = -1;
+  std::mt19937_64 rng;
+  std::uint64_t sent_nodes = 0, steals = 0, requests = 0;
+  std::vector<uts::Node> buf;
+
+  Search(const uts::Tree& t, MPI_Comm cm, int r, int n, long long ch, long long po)
+      : tree(t), comm(cm), rank(r), size(n), chunk(ch), poll(po), rng(0x9E3779B97F4A7C15ull * static_cast<unsigned>(r + 1)) {
+    buf.resize(static_cast<std::size_t>(chunk));
+  }
+
+  void expand(const uts::Node& parent) {
+    ++c.with_kids;
+    c.nodes += static_cast<std::uint64_t>(parent.nkids);
+    for (int i = 0; i < parent.nkids; ++i) {
+      uts::Node kid;
+      tree.child(parent, i, kid);
+      if (kid.nkids > 0) {
+        stack.push_back(kid);
+      } else {
+        ++c.leaves;
+        if (kid.height > c.depth) c.depth = kid.height;
+      }
+    }
+  }
+
+  // Answers one request: a chunk from the bottom of the stack, or none.
+  void answer(int thief) {
+    const std::size_t n = stack.size() >= 2 ? std::min<std::size_t>(static_cast<std::size_t>(chunk), stack.size() / 2) : 0;
+    if (n == 0) {
+      MPI_Send(nullptr, 0, MPI_BYTE, thief, t_none, comm);
+      return;
+    }
+    MPI_Send(stack.data(), static_cast<int>(n * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
+    stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(n));
+    ++count;
+    sent_nodes += n;
+  }
+
+  // Handles every pending message that is not the answer a thief waits for. Returns the answer's
+  // tag when `waiting` and it arrived (its nodes pushed for t_work), else 0.
+  int service(bool waiting) {
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
+      if (!flag) return 0;
+      if (delay_us > 0) usleep(static_cast<useconds_t>(rng() % static_cast<std::uint64_t>(delay_us + 1)));
+      switch (st.MPI_TAG) {
+        case t_request:
+          MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_request, comm, MPI_STATUS_IGNORE);
+          answer(st.MPI_SOURCE);
+          break;
+        case t_work: {
+          int bytes = 0;
+          MPI_Get_count(&st, MPI_BYTE, &bytes);
+          const auto n = static_cast<std::size_t>(bytes) / sizeof(uts::Node);
+          if (buf.size() < n) buf.resize(n);
+          MPI_Recv(buf.data(), bytes, MPI_BYTE, st.MPI_SOURCE, t_work, comm, MPI_STATUS_IGNORE);
+          stack.insert(stack.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+          --count;
+          black = true;
+          ++steals;
+          last_victim = st.MPI_SOURCE;
+          if (waiting) return t_work;
+          break;  // (a thief only ever has one request out; unreachable otherwise)
+        }
+        case t_none:
+          MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_none, comm, MPI_STATUS_IGNORE);
+          if (last_victim == st.MPI_SOURCE) last_victim = -1;
+          if (waiting) return t_none;
+          break;
+        case t_token:
+          MPI_Recv(&token, 2, MPI_LONG_LONG, st.MPI_SOURCE, t_token, comm, MPI_STATUS_IGNORE);
+          have_token = true;
+          break;
+        case t_stop:
+          MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_stop, comm, MPI_STATUS_IGNORE);
+          stop = true;
+          // Termination is detected only when no rank has work: a rank that still has some is a
+          // broken detector (checked, not assumed).
+          if (!stack.empty()) {
+            std::fprintf(stderr, "uts-mpi: rank %d: told to stop with %zu nodes on its stack: termination detected "
+                                 "too early\n", rank, stack.size());
+            MPI_Abort(MPI_COMM_WORLD, 3);
+          }
+          return 0;
+        default: {
+          std::fprintf(stderr, "uts-mpi: rank %d: unexpected message tag %d\n", rank, st.MPI_TAG);
+          MPI_Abort(comm, 3);
+        }
+      }
+    }
+  }
+
+  // Idle: the token's step (Safra). Called only with an empty stack and no request out.
+  void idle_token() {
+    if (rank == 0) {
+      if (size == 1) {
+        stop = true;
+        return;
+      }
+      if (!token_out) {
+        token = Token{0, 0};
+        black = false;
+        token_out = true;
+        MPI_Send(&token, 2, MPI_LONG_LONG, size - 1, t_token, comm);
+        return;
+      }
+      if (!have_token) return;
+      have_token = false;
+      token_out = false;
+      if (!token.black && !black && token.q + count == 0) {
+        for (int r = 1; r < size; ++r) MPI_Send(nullptr, 0, MPI_BYTE, r, t_stop, comm);
+        stop = true;
+      }
+      // else: the next call starts a new round
+      return;
+    }
+    if (!have_token) return;
+    if (delay_us > 0) usleep(static_cast<useconds_t>(rng() % static_cast<std::uint64_t>(delay_us + 1)));
+    have_token = false;
+    token.q += count;
+    if (black) token.black = 1;
+    black = false;
+    MPI_Send(&token, 2, MPI_LONG_LONG, rank - 1, t_token, comm);
+  }
+
+  int victim() {
+    if (last_victim >= 0) return last_victim;
+    std::uniform_int_distribution<int> d(0, size - 2);
+    const int v = d(rng);
+    return v >= rank ? v + 1 : v;
+  }
+
+  void run() {
+    if (rank == 0) {
+      const uts::Node root = tree.root();
+      if (root.nkids == 0) {
+        c = uts::lone_root();
+      } else {
+        c.nodes = 1;
+        expand(root);
+      }
+    }
+    while (!stop) {
+      long long k = 0;
+      while (!stack.empty() && !stop) {
+        const uts::Node n = stack.back();
+        stack.pop_back();
+        expand(n);
+        if (++k == poll) {
+          k = 0;
+          service(false);
+        }
+      }
+      if (stop) break;
+      service(false);
+      if (!stack.empty() || stop) continue;
+      idle_token();
+      if (stop || size == 1) break;
+      // Ask a victim; answer others meanwhile.
+      const int v = victim();
+      MPI_Send(nullptr, 0, MPI_BYTE, v, t_request, comm);
+      ++requests;
+      int got = 0;
+      while (got == 0 && !stop) {
+        got = service(true);
+        if (got == 0 && !stop) {
+          idle_token_if_waiting();
+          // Nothing arrived: give the core away. With more ranks than cores (the tests run 8
+          // ranks on 2), a waiting rank that spins takes the time of the rank it waits for.
+          // Stress: a random pause instead, after the token may have passed -- the window in
+          // which an answer carrying work is in flight to a rank the token has already visited.
+          if (delay_us > 0)
+            usleep(static_cast<useconds_t>(rng() % static_cast<std::uint64_t>(delay_us + 1)));
+          else
+            sched_yield();
+        }
+      }
+    }
+  }
+
+  // A rank waiting for an answer is idle too: it may pass the token (its count already includes
+  // what it sent; the work it may still get is counted by its sender). Rank 0 does not start a
+  // round while it waits.
+  void idle_token_if_waiting() {
+    if (rank != 0 && have_token) idle_token();
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // One JSON line and one message: rank 0's. Every rank parses the same command line, so every
+  // rank reaches the same verdict and exit status.
+  if (rank != 0) {
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 3;
+  }
+  const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
+    long long chunk = 20, poll = 16, delay = 0;
+    cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack) [1..1048576, default 20]");
+    cli.add_int("poll", &poll, 1, 1 << 20, "nodes expanded between looks for requests [1..1048576, default 16]");
+    cli.add_int("delay-us", &delay, 0, 100000,
+                "stress: a random delay of up to this many microseconds before each message is handled, "
+                "each token pass and each look of a waiting rank (termination detection under delays) "
+                "[0..100000, default 0: off]");
+    const uts::Config cfg = uts::configure(cli, argc, argv);
+    if (cli.threads != 1)
+      throw plait_bench::usage_error("--threads " + std::to_string(cli.threads) +
+                                     ": uts-mpi runs one thread per rank (use more ranks); accepted: 1");
+    const uts::Tree tree(cfg.params);
+    plait_bench::Runner run(cli);
+    run.repeat([&](plait_bench::Record& rec) {
+      MPI_Comm comm;
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      Search s(tree, comm, rank, size, chunk, poll);
+      s.delay_us = delay;
+      s.run();
+      MPI_Barrier(comm);  // every rank stopped
+      rec.time_s = MPI_Wtime() - t0;
+      // Requests and "none" answers may still be unreceived (a thief stops while it waits): they
+      // stay on this communicator, which is freed.
+      MPI_Comm_free(&comm);
+      unsigned long long mine[4] = {s.c.nodes, s.c.leaves, s.c.with_kids, s.sent_nodes}, sum[4];
+      MPI_Allreduce(mine, sum, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      // Work messages sent minus received over all ranks: 0 unless one was still in flight when
+      // the ranks stopped (its nodes lost).
+      long long in_flight = 0;
+      MPI_Allreduce(&s.count, &in_flight, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      rec.check(in_flight == 0, "termination: " + std::to_string(in_flight) +
+                                    " work message(s) still in flight when the ranks stopped");
+      long long depth = s.c.depth, max_depth = 0;
+      MPI_Allreduce(&depth, &max_depth, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      const uts::Counts total{sum[0], sum[1], sum[2], max_depth};
+      uts::verify(rec, cfg, total);
+      // Moved "tasks" across ranks: nodes that travelled in work messages (seed 000's
+      // load-balancing metric, per rank per second).
+      uts::report(rec, cfg, total, sum[3], size);
+      rec.stat("ranks", size);
+      rec.stat("nodes_moved_per_rank_per_s", static_cast<double>(sum[3]) / size / rec.time_s);
+      rec.stat("chunk", chunk);
+      rec.stat("poll", poll);
+    });
+  });
+  // Every rank has the same status (same input, same global counts); finalize only when the
+  // ranks got this far together (a usage error is found before any message is sent).
+  MPI_Finalize();
+  return rc;
+}
