@@ -26,7 +26,7 @@ from rich.table import Table
 
 from . import __version__, db
 from .registry import ENV_CLANG_BIN, ENV_GCC_BIN, BinDirs, find_root
-from .study import StudyError, load_study, missing_binaries, nproc, resolve_study_path
+from .study import StudyError, load_study, missing_binaries, mpi_problem, nproc, resolve_study_path
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -167,6 +167,8 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, 
     from .sweep import MissingBinaries, run_study
 
     st = load(ctx, study, rounds)
+    if (why := mpi_problem(st)) is not None:
+        die(why)
     con = open_db(ctx, write=True)
 
     def _term(signum, frame):  # SIGTERM stops like Ctrl-C: the running benchmark is killed, the session resumable
@@ -225,6 +227,8 @@ def plan(ctx, study: str, rounds: int | None) -> None:
     if miss:
         gone = ctx["bins"].missing_dirs(miss)
         die(f"{len(miss)} benchmark binaries missing (listed above)" + (f": {'; '.join(gone)}" if gone else ""))
+    if (why := mpi_problem(st)) is not None:
+        die(why)
 
 
 @main.command()
@@ -468,6 +472,11 @@ def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, re
         die(str(e))
     except StudyError as e:
         die(e.render())
+    if not report_only:
+        for part in t.parts:
+            for s in part.studies:
+                if (why := mpi_problem(s)) is not None:
+                    die(why)
     con = open_db(ctx, write=not report_only)
     if report_only:
         st = load_state(state_path(ctx["db_path"], t.name))

@@ -13,8 +13,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from .analysis import Summary  # noqa: E402
 from .registry import compiler_of, default_compiler, omp_lib_of, runtime_of  # noqa: E402
 
-COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black"}
-MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D"}
+COLORS = {"plait": "tab:blue", "tbb": "tab:green", "libomp": "tab:orange", "gomp": "tab:red", "serial": "black",
+          "mpi": "tab:purple"}
+MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D", "mpi": "P"}
 
 
 def series_style(series: str) -> dict:

@@ -20,12 +20,19 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RUNTIMES = ("serial", "plait", "tbb", "gomp", "libomp")
-PARALLEL_RUNTIMES = ("plait", "tbb", "gomp", "libomp")
+RUNTIMES = ("serial", "plait", "tbb", "gomp", "libomp", "mpi")
+PARALLEL_RUNTIMES = ("plait", "tbb", "gomp", "libomp", "mpi")
+# Runtimes run under mpirun: one single-threaded process per rank; a run's P (its `threads`) is its
+# rank count (docs/plait-bench.md, "MPI runs"). Built by the gcc tree only.
+MPI_RUNTIMES = ("mpi",)
+ENV_MPIRUN = "PLAIT_BENCH_MPIRUN"
+# What every MPI run gets: Open MPI may run as root (CI), and does not sleep in its progress engine
+# when oversubscribed (docs/mpi.md: 20-40 times slower otherwise).
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_mpi_yield_when_idle": "0"}
 COMPILERS = ("gcc", "clang")
 # The compiler tree each runtime's plain name means, and the trees that build it at all.
 DEFAULT_COMPILER = {"libomp": "clang"}
-BUILT_BY = {"gomp": ("gcc",), "libomp": ("clang",)}
+BUILT_BY = {"gomp": ("gcc",), "libomp": ("clang",), "mpi": ("gcc",)}
 
 
 # OpenMP libraries a gcc-built gomp binary can be run on instead of libgomp ("gomp@plait").
@@ -34,6 +41,22 @@ OMP_LIBS = ("libomp", "plait")
 ENV_LIBOMP = "PLAIT_BENCH_LIBOMP"
 LIBOMP_CANDIDATES = ("/usr/lib/llvm-16/lib/libomp.so.5", "/usr/lib/x86_64-linux-gnu/libomp.so.5")
 PLAIT_OMP_LIB = "libplait-omp.so.1"  # in the gcc tree's build directory, beside bin/
+
+
+def find_mpirun() -> tuple[str | None, str]:
+    """The MPI launcher: PLAIT_BENCH_MPIRUN, else mpirun or mpiexec on PATH; (None, why) if none."""
+    import shutil
+
+    env = os.environ.get(ENV_MPIRUN)
+    if env:
+        if Path(env).is_file() and os.access(env, os.X_OK):
+            return env, ""
+        return None, f"{ENV_MPIRUN}={env}: no such executable"
+    for name in ("mpirun", "mpiexec"):
+        p = shutil.which(name)
+        if p:
+            return p, ""
+    return None, f"mpirun not found on PATH (install openmpi-bin, or set {ENV_MPIRUN})"
 
 
 def default_compiler(runtime: str) -> str:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .db import RunRecord, now
-from .registry import HelpInfo, omp_lib_of
+from .registry import MPI_ENV, MPI_RUNTIMES, HelpInfo, find_mpirun, omp_lib_of
 from .study import Config, StudySettings
 
 OMP_RUNTIMES = ("gomp", "libomp")
@@ -80,6 +80,9 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
             notes.append(f"{var}=cores")
     else:
         notes.append("unpinned (pin = none)")
+    if cfg.runtime in MPI_RUNTIMES:
+        env.update(MPI_ENV)
+        notes.append(f"mpirun -np {cfg.threads} --bind-to none; " + " ".join(f"{k}={v}" for k, v in MPI_ENV.items()))
     if cfg.runtime in OMP_RUNTIMES and settings.omp_stacksize:
         env["OMP_STACKSIZE"] = settings.omp_stacksize
     if settings.stack == "unlimited":
@@ -120,6 +123,14 @@ def _problem_line(stderr: str) -> str | None:
 
 
 def command_for(cfg: Config, exe: Path, settings: StudySettings, help_info: HelpInfo | None) -> list[str]:
+    if cfg.runtime in MPI_RUNTIMES:
+        # P ranks of one thread each; the placement's CPU mask (inherited by every rank) binds them,
+        # so Open MPI's own binding is off.
+        mpirun = find_mpirun()[0] or "mpirun"
+        return [
+            mpirun, "-np", str(cfg.threads), "--oversubscribe", "--bind-to", "none", str(exe), *cfg.args(help_info),
+            "--threads", "1", "--reps", "1", "--warmup", str(settings.binary_warmup), "--quiet",
+        ]
     return [
         str(exe), *cfg.args(help_info), "--threads", str(cfg.threads), "--reps", "1",
         "--warmup", str(settings.binary_warmup), "--quiet",

@@ -576,6 +576,17 @@ def _missing_bin_dirs(bins: BinDirs | None) -> list[str]:
     return [m for t in trees if bins.origin.get(t) and (m := bins.missing_dir(t))]
 
 
+def mpi_problem(study: Study) -> str | None:
+    """Why the study's MPI runs cannot be launched (no mpirun), or None (also without MPI runs)."""
+    from .registry import MPI_RUNTIMES, find_mpirun
+
+    n = sum(1 for c in study.configs if c.runtime in MPI_RUNTIMES)
+    if n == 0:
+        return None
+    path, why = find_mpirun()
+    return None if path else f"study '{study.name}' has {n} MPI configuration(s), but {why}"
+
+
 def missing_binaries(study: Study, bins: BinDirs) -> list[Path]:
     seen: list[Path] = []
     for c in study.configs:

@@ -1,0 +1,91 @@
+"""MPI runs in plait-bench: the mpi runtime (one process per rank under mpirun; a run's P is its rank
+count), the launcher found or a one-line error, and the runs stored and reported beside the others."""
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import FAKE, HERE, REPO, make_fake_bins
+from plait_bench.registry import parse_runtime
+
+STUDY = """
+[study]
+name = "mpi-runs"
+rounds = 2
+warmup = 0
+seed = 4
+pin = "none"
+
+[[benchmark]]
+kernel = "uts"
+runtimes = ["serial", "plait", "mpi"]
+threads = [1, 2, 4]
+params = { tree = "T3" }
+"""
+
+
+@pytest.fixture
+def mpi_env(tmp_path):
+    bins = make_fake_bins(tmp_path / "b", kernels=("uts",))
+    exe = bins.gcc / "uts-mpi"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{FAKE}" --as uts-mpi "$@"\n')
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    mpirun = tmp_path / "mpirun"
+    mpirun.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "fake_mpirun.py"}" "$@"\n')
+    mpirun.chmod(mpirun.stat().st_mode | stat.S_IXUSR)
+    study = tmp_path / "mpi.toml"
+    study.write_text(textwrap.dedent(STUDY))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "FAKE_", "OMPI_"))}
+    env.update(PLAIT_ROOT=str(REPO), PLAIT_BENCH_DB=str(tmp_path / "r.db"), PLAIT_BENCH_GCC_BIN=str(bins.gcc),
+               PLAIT_BENCH_CLANG_BIN=str(bins.clang), PLAIT_BENCH_MPIRUN=str(mpirun),
+               FAKE_MPIRUN_LOG=str(tmp_path / "mpirun.log"))
+    return tmp_path, env, study
+
+
+def _pb(args, env):
+    return subprocess.run([sys.executable, "-m", "plait_bench", *args], env=env, capture_output=True, text=True)
+
+
+def test_mpi_runs_go_through_mpirun_with_their_rank_count(mpi_env):
+    tmp, env, study = mpi_env
+    r = _pb(["run", str(study), "--no-summary"], env)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(tmp / "r.db")
+    con.row_factory = sqlite3.Row
+    rows = con.execute("SELECT * FROM runs WHERE series = 'mpi' ORDER BY threads").fetchall()
+    assert [x["threads"] for x in rows] == [1, 1, 2, 2, 4, 4]
+    for x in rows:
+        assert x["status"] == "ok"
+        cmd = x["command"]
+        assert cmd.startswith(env["PLAIT_BENCH_MPIRUN"]) and f"-np {x['threads']} " in cmd and "--threads 1" in cmd
+        assert json.loads(x["stats_json"])["ranks"] == x["threads"]
+        assert "OMPI_MCA_mpi_yield_when_idle=0" in x["pinning"]
+    log = [json.loads(ln) for ln in (tmp / "mpirun.log").read_text().splitlines()]
+    assert {e["np"] for e in log} == {1, 2, 4} and all(e["yield"] == "0" for e in log)
+    # reported next to the single-process runtimes: the efficiency table has an mpi row
+    r = _pb(["report", "--out", str(tmp / "rep")], env)
+    assert r.returncode == 0, r.stderr
+    assert "| mpi |" in (tmp / "rep" / "index.md").read_text()
+
+
+def test_missing_mpirun_is_one_line_and_nothing_runs(mpi_env):
+    tmp, env, study = mpi_env
+    env["PLAIT_BENCH_MPIRUN"] = str(tmp / "no-such-mpirun")
+    for verb in (["run", str(study)], ["plan", str(study)]):
+        r = _pb(verb, env)
+        assert r.returncode == 2, r.stderr
+        assert "has 3 MPI configuration(s), but PLAIT_BENCH_MPIRUN=" in r.stderr and "no such executable" in r.stderr
+        assert r.stderr.strip().count("\n") == 0 or verb[0] == "plan"
+    assert not (tmp / "r.db").exists()
+
+
+def test_mpi_is_built_by_gcc_only():
+    assert parse_runtime("mpi") == ("mpi", "")
+    with pytest.raises(ValueError, match="mpi is built only by gcc"):
+        parse_runtime("mpi@clang")
