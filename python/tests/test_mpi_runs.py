@@ -71,7 +71,11 @@ def test_mpi_runs_go_through_mpirun_with_their_rank_count(mpi_env):
     # reported next to the single-process runtimes: the efficiency table has an mpi row
     r = _pb(["report", "--out", str(tmp / "rep")], env)
     assert r.returncode == 0, r.stderr
-    assert "| mpi |" in (tmp / "rep" / "index.md").read_text()
+    md = (tmp / "rep" / "index.md").read_text()
+    assert "| mpi |" in md
+    # the ranks × threads table: MPI at P ranks of one thread, Plait at one process of P threads
+    assert "## Across ranks: ranks × threads" in md
+    assert "| mpi | 4 | 4 × 1 |" in md and "| plait | 4 | 1 × 4 |" in md
 
 
 def test_missing_mpirun_is_one_line_and_nothing_runs(mpi_env):
