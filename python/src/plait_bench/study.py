@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, PARALLEL_RUNTIMES, RUNTIMES, BinDirs,
-                       binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
+from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, MPI_RUNTIMES, PARALLEL_RUNTIMES,
+                       RUNTIMES, BinDirs, binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
 
 
 class StudyError(Exception):
@@ -410,7 +410,9 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                 problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
             continue
         where = f"{where} ({kernel})"
-        rts = b.get("runtimes", list(RUNTIMES))
+        # Default: every single-process runtime; MPI builds exist for a few kernels only and are
+        # asked for by name (docs/plait-bench.md, "MPI runs").
+        rts = b.get("runtimes", [r for r in RUNTIMES if r not in MPI_RUNTIMES])
         if isinstance(rts, str):
             rts = [rts]
         # "plait@clang": the runtime's binary from the clang tree (registry.parse_runtime)
