@@ -40,8 +40,7 @@ std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-// limit_ns: 0 sleeps until woken; otherwise at most that long (pollers, poll.cpp).
-static void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept {
+void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept {
   timespec ts{static_cast<time_t>(limit_ns / 1'000'000'000u), static_cast<long>(limit_ns % 1'000'000'000u)};
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, limit_ns != 0 ? &ts : nullptr,
           nullptr, 0);

@@ -4,8 +4,8 @@
 // thread) needs two things from the pool: someone must look now and then whether the outside
 // has progressed (a poller), and when another thread fulfils an event, the work that completes
 // it (releasing data-flow successors) must run on a worker. Both are served by the workers when
-// they look for work (run_until: idle, group and join waits) and, for pollers, at busy workers'
-// slow paths; nothing here runs a thread of its own.
+// they look for work (run_until: idle, group and join waits) and, for pollers, when a busy worker
+// enters a group wait; nothing here runs a thread of its own.
 //
 // Pollers. pool::add_poller registers a std::function; the list is guarded by poll_mu, which is
 // also held while the pollers run. So pollers run one caller at a time (a poller needs no lock of
@@ -15,8 +15,9 @@
 // other one is polling. The pollers run at most once per poll_period_ns per pool (next_poll_ns).
 // Idle and waiting workers look at every failed look for work and sleep at most one period
 // while pollers exist (sleep_limit_ns), so a pool with an idle or waiting worker polls about once
-// per period. A busy worker looks at its slow paths (serving a steal request, a join or group
-// wait) and in plait::poll_services(); a task that runs long without any of them delays polling.
+// per period. A busy worker looks when it enters a group wait (group_wait) and in
+// plait::poll_services(); a task that runs long without either delays polling while no worker
+// is idle or waiting.
 //
 // Completions. hand_completion (a thread that is no worker of the pool) appends (fn, arg) under
 // done_mu, bumps ncompletions, and wakes the pool as new work does (notify_work: one idle worker

@@ -75,7 +75,7 @@ class Pool {
 
   // External progress (src/poll.cpp). Polling services: run one caller at a time under poll_mu
   // (held while they run and while the list changes), at most once per poll_period_ns by the
-  // pool's waiting and idle workers and by busy workers at their slow paths. Completions: work
+  // pool's waiting and idle workers and by busy workers entering a group wait. Completions: work
   // handed in by threads that are no worker of the pool (an event fulfilled there), run by the
   // next worker that looks for work. `npollers` and `ncompletions` mirror the two lists for the
   // lock-free checks of the wait loop; both share one line that only changes on registration
@@ -133,6 +133,9 @@ void sleep_once(Worker* w) noexcept;
 void notify_work(Pool* p, Worker* by) noexcept;
 void wake_all(Pool* p) noexcept;
 std::uint64_t now_ns() noexcept;
+// Sleeps on *addr while it holds `expected`, until woken; limit_ns != 0: at most that long (the
+// sleeps of a pool with pollers, poll.cpp).
+void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept;
 // Hands m to worker `to` (which must have no mail pending) and wakes it if it sleeps.
 void post_mail(Pool* p, Worker* to, Mail* m) noexcept;
 
@@ -145,7 +148,8 @@ inline bool external_pending(const Pool* p) noexcept {
 // Runs the handed-in completions, and the pollers if they are due and no other worker runs them;
 // true when it ran a completion (work may have appeared).
 bool run_external(Worker* w) noexcept;
-// Busy workers' slow paths: the pollers if they are due (no clock read without pollers).
+// A busy worker entering a group wait: the pollers if they are due (no clock read without
+// pollers).
 inline void poll_if_due(Worker* w) noexcept {
   if (PLAIT_UNLIKELY(external_pending(w->pool))) run_external(w);
 }

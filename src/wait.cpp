@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include <climits>
-#include <ctime>
 
 namespace plait::detail {
 
@@ -105,11 +104,6 @@ static bool external_visible(const Worker* w) noexcept {
   return w->pool->ncompletions.load(std::memory_order_relaxed) != 0;
 }
 
-static void futex_sleep(std::atomic<std::uint32_t>* word, std::uint32_t ev, std::uint64_t limit_ns) noexcept {
-  timespec ts{static_cast<time_t>(limit_ns / 1'000'000'000u), static_cast<long>(limit_ns % 1'000'000'000u)};
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, ev, limit_ns != 0 ? &ts : nullptr,
-          nullptr, 0);
-}
 
 // A waiter sleeps until its latch completes or new work is published (or spuriously).
 static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) noexcept {
@@ -138,7 +132,7 @@ static void sleep_on_latch(Worker* w, const latch_ref& l, wait_policy pol, Worke
   if (!l.probe() && (w == nullptr || (!runnable_visible(w, pol, thief) && !external_visible(w)))) {
     if (w != nullptr) hook::sleeping(w);
     // With pollers registered a waiting worker wakes every poll period to run them (poll.cpp).
-    futex_sleep(word, ev, w != nullptr ? sleep_limit_ns(w->pool) : 0);
+    futex_wait(word, ev, w != nullptr ? sleep_limit_ns(w->pool) : 0);
     if (w != nullptr) hook::woken(w);
   }
   // relaxed: only a hint for notify_work; a late decrement costs one needless wake-up.

@@ -19,13 +19,7 @@
 #include "common/driver.hpp"
 #include "uts/common.hpp"
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include <mpi.h>  // C API only: OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come from the build
 
 #include <sched.h>
 #include <unistd.h>

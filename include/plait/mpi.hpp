@@ -32,14 +32,8 @@
 #include <plait/event.hpp>
 #include <plait/pool.hpp>
 
-// The C API only: Open MPI's and MPICH's deprecated C++ bindings are not wanted (and do not
-// compile warning-free).
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
+// The C API only: the target plait::mpi defines OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX for its
+// users (Open MPI's and MPICH's deprecated C++ bindings do not compile warning-free).
 #include <mpi.h>
 
 #include <cstddef>

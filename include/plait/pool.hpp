@@ -135,8 +135,8 @@ class pool {
 
   // Polling services: fn is called by this pool's workers, one call at a time, at most once per
   // poll_period_us: by idle and waiting workers (task_group / dataflow_group waits, joins whose
-  // task was stolen) whenever they find no work, and by busy workers at their slow paths and in
-  // poll_services(). It drives outside progress that completes events (an MPI request, a device
+  // task was stolen) whenever they find no work, and by busy workers when they enter a group wait
+  // and in poll_services(). It drives outside progress that completes events (an MPI request, a device
   // queue). It must not throw (the process stops with a message) and should return quickly.
   // Safe to call while tasks run, from any thread and from a poller; remove_poller returns only
   // when no call of the poller is in progress (except the calling poller's own), and says
@@ -151,8 +151,8 @@ class pool {
   std::unique_ptr<detail::Pool> impl_;
 };
 
-// Called from a long-running task: runs its pool's pollers if they are due (a task that spawns,
-// joins and waits gets them at its slow paths anyway). No-op off a pool's worker.
+// Called from a long-running task: runs its pool's pollers if they are due (a task that waits in
+// a group gets them there anyway). No-op off a pool's worker.
 void poll_services() noexcept;
 
 // The process-wide pool, created on first use with pool_options::from_env(). A malformed

@@ -383,12 +383,19 @@ def paired_ratio(mine: Cell, refs: list[Cell],
     reference at all. Shown next to the verdict; it does not decide it. None when no round has them
     all.
     """
-    m = per_round(mine, value)
-    rs = [per_round(c, value) for c in refs]
-    rounds = [k for k in m if rs and all(k in r for r in rs)]
-    ratios = [m[k] / min(r[k] for r in rs) for k in rounds]
+    ratios = round_ratios(mine, refs, value)
     s = Summary.of(ratios)
     return None if s is None else Paired(s.median, s.n, median_ci(ratios))
+
+
+def round_ratios(mine: Cell, refs: list[Cell],
+                 value: Callable[[Run], float | None] = lambda r: r.time_s) -> list[float]:
+    """Per round in which mine and every reference have verified runs: mine's value over the
+    fastest reference's (paired_ratio's ratios, in round order)."""
+    m = per_round(mine, value)
+    rs = [per_round(c, value) for c in refs]
+    rounds = [k for k in sorted(m) if rs and all(k in r for r in rs)]
+    return [m[k] / min(r[k] for r in rs) for k in rounds]
 
 
 def spawn_paired(ds: Dataset, pl: CostRow, ghz: float | None) -> Paired | None:

@@ -43,11 +43,10 @@ from rich.table import Column
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from . import db
 from .machine import git_state
 from .registry import BinDirs
 from .runner import execute
-from .study import Config, Study, StudyError, StudySettings, load_study, resolve_study_path
+from .study import Config, Study, StudySettings, load_study, resolve_study_path
 
 PART_IDS = ("000", "001", "002", "003", "omp")
 TRACE_RUNTIMES = ("plait", "libomp")
@@ -111,7 +110,7 @@ def resolve_tour_path(spec: str, root: Path) -> Path:
 def load_tour(path: Path, root: Path, bins: BinDirs | None = None, np: int | None = None,
               check_binaries: bool = True) -> Tour:
     """Parse and check a tour file and every study it names. Raises TourError (one problem) or the
-    study's StudyError."""
+    study's StudyError (study.py)."""
     if not path.is_file():
         raise TourError(path, f"no such tour file (the tours are {', '.join(sorted(p.stem for p in (root / 'studies' / 'tours').glob('*.toml')))})")
     try:

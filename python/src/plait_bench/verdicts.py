@@ -27,11 +27,10 @@ from typing import Callable
 
 from .analysis import Cell, Dataset, uts_points
 from .loops import lines as loop_lines
-from .suite import clock_ghz, cost_table, cutoff_class, median_ci, per_round, runtime_of
+from .suite import RUNTIME_ORDER, clock_ghz, cost_table, cutoff_class, median_ci, round_ratios, runtime_of
 
 TIE = 0.03  # medians within 3 % of each other: a tie (the run-to-run spread of this 2-core host)
 GRAIN_END_FACTOR = 1.10  # a bathtub: both ends of the grain sweep at least 10 % slower than the best grain
-PEER_ORDER = ("plait", "tbb", "libomp", "gomp")
 
 STUDIES = {
     "000": "Olivier 2020, OpenMP tasking for unbalanced computation (UTS)",
@@ -67,9 +66,13 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f} %"
 
 
+def _sort_key(series: str) -> tuple:
+    order = {r: i for i, r in enumerate(RUNTIME_ORDER)}
+    return (order.get(runtime_of(series), 9), series)
+
+
 def _sorted_series(series) -> list[str]:
-    order = {r: i for i, r in enumerate(PEER_ORDER)}
-    return sorted(series, key=lambda s: (order.get(runtime_of(s), 9), s))
+    return sorted(series, key=_sort_key)
 
 
 def _grain(ds: Dataset, kernel: str, base: dict) -> str:
@@ -89,10 +92,7 @@ def compare(mine: Cell, refs: list[Cell]) -> tuple[str, float | None, int]:
     With 6 rounds or more the 95 % interval of the median ratio decides (suite.median_ci); below
     that (a quick tour's 3) a side is taken only when every round agrees on it and the median is
     beyond TIE -- a quick tour's noise is a tie, not a verdict."""
-    m = per_round(mine)
-    rs = [per_round(c) for c in refs]
-    rounds = [k for k in m if rs and all(k in r for r in rs)]
-    ratios = [m[k] / min(r[k] for r in rs) for k in rounds]
+    ratios = round_ratios(mine, refs)
     if not ratios:
         return "no data", None, 0
     med = statistics.median(ratios)
@@ -118,11 +118,6 @@ def _from_words(words: dict[str, str]) -> str:
     if "better" in ws:
         return "partly"
     return "disagrees" if "worse" in ws else "tie"
-
-
-def _sort_key(series: str) -> tuple:
-    order = {r: i for i, r in enumerate(PEER_ORDER)}
-    return (order.get(runtime_of(series), 9), series)
 
 
 def _amr_variant(c: Cell) -> str:
