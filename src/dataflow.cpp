@@ -313,6 +313,7 @@ void add_ref_all(const node_vec& v) noexcept {
 // so a duplicate would be p->succ's last entry.
 inline void add_edge(dep_node* p, dep_node* x) {
   if (p == x || p->done) return;
+  if (Worker* w = tl_worker; PLAIT_UNLIKELY(tracing(w))) trace_df(w, trace::ev::df_edge, x, p);
   if (p->succ.size != 0 && p->succ.back() == x) return;
   p->succ.push(x);
   ++x->npred;
@@ -615,6 +616,8 @@ void dataflow_group::submit(std::span<const access> deps, detail::dep_node* n) {
   }
   detail::dep_node* ready = nullptr;
   std::int64_t live = 0;
+  if (detail::Worker* w = detail::tl_worker; PLAIT_UNLIKELY(detail::tracing(w)))
+    detail::trace_df(w, trace::ev::df_submit, n);
   // The table update runs under the lock and must not fail half-way: an allocation failure in
   // here terminates (noexcept), it cannot leave a half-registered task behind.
   [&]() noexcept {
@@ -662,6 +665,8 @@ void dataflow_group::execute(detail::dep_node* n) noexcept {
   if (st.canceled.load(std::memory_order_relaxed)) {
     n->op(n, detail::dep_node::op_skip);
   } else {
+    if (detail::Worker* w = detail::tl_worker; PLAIT_UNLIKELY(detail::tracing(w)))
+      detail::trace_df(w, trace::ev::df_run, n);
     ++detail::tl_df_depth;
     try {
       n->op(n, detail::dep_node::op_run);

@@ -40,9 +40,9 @@ PLAIT_INLINE void published(Worker* w) noexcept {
 }
 
 // A slot is about to be pushed on the slow path (before it can become shared): while tracing it
-// gets its task id and label.
-PLAIT_INLINE void pushing(Worker* w, Slot& s) noexcept {
-  if (PLAIT_UNLIKELY(tracing(w))) trace_on_push(w, s);
+// gets its task id and label. `tagged` is what the slot will hold (its kind: the DAG's join rule).
+PLAIT_INLINE void pushing(Worker* w, Slot& s, std::uintptr_t tagged) noexcept {
+  if (PLAIT_UNLIKELY(tracing(w))) trace_on_push(w, s, tagged);
 }
 
 // The owner took slot s back (a slow pop): `traced` when the pool traces (its task_begin is

@@ -188,13 +188,17 @@ struct TraceBuf {
   // Held by the owner while it appends, and by pool::write_trace while it copies: an on-demand
   // write may run while idle workers still record idle/sleep events. Uncontended but for that.
   std::atomic<bool> busy{false};
-  std::vector<trace::Event> ev;   // t_ns holds TSC ticks until the trace is written
+  // t_ns holds TSC ticks until the trace is written. A deque: growing never copies what was
+  // recorded (a vector's doubling copied 30 MB inside some task at 10^6 events, and the DAG's
+  // work/span analysis saw that task take milliseconds).
+  std::deque<trace::Event> ev;
   std::vector<std::uint64_t> open; // ids of the tasks begun and not yet ended on this worker (nesting)
   std::uint64_t seq = 0;           // tasks created here
   std::uint64_t forward_id = 0;    // run_chunk: the id the next push carries instead of a new one
   std::uint32_t forward_label = 0;
   std::uint32_t next_label = 0;    // label_next_task: label of the next task created here
   bool in_fail_streak = false;     // only the first of consecutive failed steals is recorded
+  std::uint64_t stolen_join = 0;   // pop_slow found this frame child stolen: the join's wait is for it
 };
 PLAIT_INLINE bool tracing(const Worker* w) noexcept { return w->trace != nullptr; }
 void trace_init(Pool* p);                 // after the workers exist, before the threads start
@@ -202,11 +206,15 @@ void trace_finish(Pool* p) noexcept;      // after the threads joined: write, fr
 // Writes the pool's trace to its trace_path now, while it runs (a pool that is never destroyed:
 // the OpenMP front door's, at exit); a failure is one line on stderr.
 void trace_write_now(Pool* p) noexcept;
-void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label) noexcept;
+void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label,
+                 std::uint64_t aux = 0) noexcept;
+// The DAG's waits (a group's wait, a stolen frame child's join) and data-flow bookkeeping.
+void trace_wait(Worker* w, bool begin, std::uint64_t key, std::uint32_t key_kind) noexcept;
+void trace_df(Worker* w, trace::ev k, const void* node, const void* pred = nullptr) noexcept;
 std::uint64_t trace_new_id(Worker* w) noexcept;
 inline std::uint32_t trace_creator(std::uint64_t id) noexcept { return static_cast<std::uint32_t>(id >> 40) - 1; }
 void trace_task_begin(Worker* w, std::uint64_t id, std::uint32_t label) noexcept;
-void trace_on_push(Worker* w, Slot& s) noexcept;
+void trace_on_push(Worker* w, Slot& s, std::uintptr_t tagged) noexcept;
 void run_stolen_traced(Worker* w, exec_fn exec, void* data, std::uint64_t id, std::uint32_t label) noexcept;
 void trace_stolen(Worker* self, Worker* victim, std::uint64_t id) noexcept;
 void trace_steal_failed(Worker* self, Worker* victim) noexcept;

@@ -35,7 +35,7 @@ std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept
   if (w->pool == nullptr) return no_slot;  // no_worker: the caller throws
   frame_check(w, "a spawn or task_group::run (a push on the deque)");
   // Before the deque may publish the slot: its trace id and label travel with it.
-  if (w->dq.head < w->dq.capacity) hook::pushing(w, w->dq.own[w->dq.head]);
+  if (w->dq.head < w->dq.capacity) hook::pushing(w, w->dq.own[w->dq.head], tagged);
   const std::uint32_t at = w->dq.push_slow(exec, tagged);
   if (at != no_slot) PLAIT_COUNT(w, spawns, 1);
   hook::published(w);
@@ -46,7 +46,11 @@ pop_result pop_slow(Worker* w) noexcept {
   const std::uint32_t h = w->dq.head;  // pop_private already took the slot off
   const bool ours = w->dq.take_back(h);
   hook::published(w);
-  if (!ours) return pop_result::stolen;
+  if (!ours) {
+    // A join that waits next waits for this task (the DAG's join edge, wait_stolen).
+    if (PLAIT_UNLIKELY(tracing(w))) w->trace->stolen_join = w->dq.own[h].trace_id;
+    return pop_result::stolen;
+  }
   return hook::popped(w, w->dq.own[h]);
 }
 

@@ -56,7 +56,6 @@ void trace_init(Pool* p) {
   p->trace_label_keys.assign(1, nullptr);
   for (unsigned i = 0; i < p->n; ++i) {
     auto* b = new TraceBuf;
-    b->ev.reserve(std::size_t{1} << 16);
     p->workers[i].trace = b;
     // Both limits at their "go slow" values for the pool's whole life (settle keeps them there).
     p->workers[i].dq.go_slow = true;
@@ -70,12 +69,13 @@ void trace_init(Pool* p) {
   p->trace_tsc0 = trace_ticks();
 }
 
-void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label) noexcept {
+void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label,
+                 std::uint64_t aux) noexcept {
   TraceBuf* b = w->trace;
   // acquire: pairs with the release below and in write_out; a writer copying the buffer holds it.
   while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
   try {
-    b->ev.push_back(trace::Event{trace_ticks(), task, other, label, k});
+    b->ev.push_back(trace::Event{trace_ticks(), task, other, label, k, aux});
   } catch (...) {
     // Out of memory: drop the event rather than the program.
   }
@@ -103,7 +103,7 @@ void trace_task_end(Worker* w) noexcept {
   trace_event(w, trace::ev::task_end, id, 0, 0);
 }
 
-void trace_on_push(Worker* w, Slot& s) noexcept {
+void trace_on_push(Worker* w, Slot& s, std::uintptr_t tagged) noexcept {
   TraceBuf* b = w->trace;
   if (b->forward_id != 0) {  // a chunk steal re-pushing a stolen task: same id, no spawn event
     s.trace_id = b->forward_id;
@@ -114,7 +114,21 @@ void trace_on_push(Worker* w, Slot& s) noexcept {
   s.trace_id = trace_new_id(w);
   s.trace_label = b->next_label;
   b->next_label = 0;
-  trace_event(w, trace::ev::spawn, s.trace_id, 0, s.trace_label);
+  const bool joinable = static_cast<slot_kind>(tagged & 1) == slot_kind::joinable;  // as Slot::kind()
+  trace_event(w, trace::ev::spawn, s.trace_id, joinable ? 1 : 0, s.trace_label);
+}
+
+void trace_complete(Worker* w, const void* latch) noexcept {
+  trace_event(w, trace::ev::complete, 0, 0, 0, reinterpret_cast<std::uintptr_t>(latch));
+}
+
+void trace_wait(Worker* w, bool begin, std::uint64_t key, std::uint32_t key_kind) noexcept {
+  trace_event(w, begin ? trace::ev::wait_begin : trace::ev::wait_end, 0, key_kind, 0, key);
+}
+
+void trace_df(Worker* w, trace::ev k, const void* node, const void* pred) noexcept {
+  trace_event(w, k, reinterpret_cast<std::uintptr_t>(node), 0, 0,
+              reinterpret_cast<std::uintptr_t>(pred != nullptr ? pred : node));
 }
 
 static void write_out(Pool* p, const std::string& path, std::string* err, bool* ok) {
@@ -147,7 +161,7 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
     // acquire/release: see trace_event. Copy under the flag, convert outside it.
     while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
     try {
-      out = b->ev;
+      out.assign(b->ev.begin(), b->ev.end());
     } catch (...) {
       b->busy.store(false, std::memory_order_release);
       throw;

@@ -2,6 +2,8 @@
 // docs/tracing.md. Depends on nothing else in src/: tools/ompt/ compiles this file too.
 #include "trace_writer.hpp"
 
+#include "trace_dag.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,7 +190,9 @@ class json_writer {
 
   void write() {
     prepare();
-    o_.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":\"plait-trace-1\",\"runtime\":");
+    o_.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":\"plait-trace-2\",\"dag\":");
+    o_.put(dag_.recorded ? "true" : "false");
+    o_.put(",\"runtime\":");
     o_.json_string(t_.runtime);
     o_.put(",\"program\":");
     o_.json_string(t_.program);
@@ -235,6 +239,9 @@ class json_writer {
 
   // Counters, the ids of stolen tasks and where they were spawned (for the flow arrows).
   void prepare() {
+    dag_ = resolve_dag(t_);
+    flows_.resize(t_.workers.size());
+    if (dag_.recorded && dag_.tasks.size() <= max_dag_flows) dag_flows();
     per_worker_.resize(t_.workers.size());
     for (std::size_t w = 0; w < t_.workers.size(); ++w) {
       counts& c = per_worker_[w];
@@ -269,6 +276,7 @@ class json_writer {
           case ev::idle_end:
             if (idle) idle = false, c.idle_ns += e.t_ns - idle_since;
             break;
+          default: break;  // the DAG's events (trace_dag.cpp)
         }
       }
       if (idle) c.idle_ns += c.last_ns - idle_since;
@@ -278,6 +286,43 @@ class json_writer {
     for (std::size_t w = 0; w < t_.workers.size(); ++w)
       for (const Event& e : t_.workers[w])
         if (e.kind == ev::spawn && stolen_.count(e.task)) spawned_at_.emplace(e.task, std::make_pair(e.t_ns, w));
+  }
+
+  // Perfetto arrows for the DAG's edges (cat "dag"): spawn (parent at the spawn -> the child's
+  // begin), join (the child's end -> the waiter where its wait ends) and dep (a data-flow
+  // predecessor's end -> the task's begin). Each flow is an "s" and an "f" event on the two
+  // workers' tracks, written with those tracks.
+  void dag_flows() {
+    std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> begin, end;  // task -> (t, worker)
+    for (std::uint32_t w = 0; w < t_.workers.size(); ++w) {
+      std::vector<std::uint64_t> open;
+      for (const Event& e : t_.workers[w]) {
+        if (e.kind == ev::task_begin) {
+          begin[e.task] = {e.t_ns, w};
+          open.push_back(e.task);
+        } else if (e.kind == ev::task_end && !open.empty()) {
+          end[open.back()] = {e.t_ns, w};
+          open.pop_back();
+        }
+      }
+    }
+    std::uint64_t id = std::uint64_t{1} << 32;  // above the steal arrows' ids
+    auto arrow = [&](const char* name, std::pair<std::uint64_t, std::uint32_t> from,
+                     std::pair<std::uint64_t, std::uint32_t> to) {
+      ++id;
+      flows_[from.second].push_back({from.first, id, name, 's'});
+      flows_[to.second].push_back({to.first, id, name, 'f'});
+    };
+    for (const auto& [task, c] : dag_.tasks) {
+      auto b = begin.find(task);
+      if (b == begin.end()) continue;
+      if (c.parent != 0) arrow("spawn", {c.spawn_ns, c.spawn_worker}, b->second);
+      auto e = end.find(task);
+      if (e == end.end()) continue;
+      if (c.join != 0) arrow("join", e->second, {c.join_ns, c.join_worker});
+      for (std::uint64_t p : c.preds)
+        if (auto pe = end.find(p); pe != end.end()) arrow("dep", pe->second, b->second);
+    }
   }
 
   std::string_view label(std::uint32_t i) const {
@@ -310,6 +355,31 @@ class json_writer {
       o_.json_string(label(ot.label));
     }
     if (unfinished) o_.put(",\"unfinished\":1");
+    if (auto it = dag_.tasks.find(ot.task); dag_.recorded && it != dag_.tasks.end()) {
+      const DagTask& c = it->second;
+      o_.put(",\"parent\":");
+      o_.u64(c.parent);
+      if (c.parent != 0) {
+        o_.put(",\"spawn\":");
+        o_.us(c.spawn_ns);
+        o_.put(",\"spawn_worker\":");
+        o_.u64(c.spawn_worker);
+      }
+      if (c.join != 0) {
+        o_.put(",\"join\":");
+        o_.u64(c.join);
+        o_.put(",\"join_ts\":");
+        o_.us(c.join_ns);
+      }
+      if (!c.preds.empty()) {
+        o_.put(",\"preds\":[");
+        for (std::size_t i = 0; i < c.preds.size(); ++i) {
+          if (i) o_.put(',');
+          o_.u64(c.preds[i]);
+        }
+        o_.put(']');
+      }
+    }
     o_.put("}}");
   }
 
@@ -395,9 +465,25 @@ class json_writer {
           break;
         case ev::spawn:
         case ev::steal_fail: break;  // counted in otherData only (there are millions)
+        default: break;              // the DAG's events: written as the tasks' args, waits and arrows
       }
     }
     end_idle(last);
+    for (const DagWait& wt : dag_.waits[w]) {
+      head('X', "wait", "wait", w, wt.begin_ns);
+      o_.put(",\"dur\":");
+      o_.us(wt.end_ns - wt.begin_ns);
+      o_.put(",\"args\":{\"task\":");
+      o_.u64(wt.task);
+      o_.put("}}");
+    }
+    for (const flow& f : flows_[w]) {
+      head(f.ph, f.name, "dag", w, f.t);
+      if (f.ph == 'f') o_.put(",\"bp\":\"e\"");
+      o_.put(",\"id\":");
+      o_.u64(f.id);
+      o_.put('}');
+    }
     for (auto& p : pending) {  // stolen but never begun here: end the arrow at the steal's track
       head('f', "steal", "steal", w, last);
       o_.put(",\"bp\":\"e\",\"id\":");
@@ -410,8 +496,19 @@ class json_writer {
     }
   }
 
+  // Above this many tasks the DAG stays in the tasks' args only: the arrows would triple the file
+  // (~250 bytes per task) for a viewer that cannot display that many anyway.
+  static constexpr std::size_t max_dag_flows = 100000;
+  struct flow {
+    std::uint64_t t, id;
+    const char* name;
+    char ph;
+  };
+
   const Trace& t_;
   out_file& o_;
+  Dag dag_;
+  std::vector<std::vector<flow>> flows_;
   std::vector<counts> per_worker_;
   std::unordered_set<std::uint64_t> stolen_;
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> spawned_at_;

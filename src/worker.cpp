@@ -85,6 +85,13 @@ void wait_stolen(Worker* w, OnceLatch* done) noexcept {
   // take_back waited for the thief's mark and left it in dq.last_thief; read it before any task
   // we run below pops another stolen slot.
   Worker* thief = &w->pool->workers[w->dq.last_thief - 1];
+  if (PLAIT_UNLIKELY(tracing(w))) {
+    const std::uint64_t id = w->trace->stolen_join;
+    trace_wait(w, true, id, 1);
+    run_until(w, latch_ref{done, nullptr}, wait_policy::leapfrog, thief);
+    trace_wait(w, false, id, 1);
+    return;
+  }
   run_until(w, latch_ref{done, nullptr}, wait_policy::leapfrog, thief);
 }
 
@@ -152,11 +159,15 @@ PLAIT_NOINLINE static void run_buried(Worker* w, std::uint32_t i) noexcept {
 }
 
 void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
+  // Tracing: the wait is where the group's children join the waiting task (the DAG).
+  const bool traced = tracing(w);
+  if (PLAIT_UNLIKELY(traced)) trace_wait(w, true, reinterpret_cast<std::uintptr_t>(pending), 0);
   // A busy worker's slow path: outside progress may be what the group waits for (poll.cpp).
   poll_if_due(w);
   drain_own(w, pending, floor);
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
   run_until(w, latch_ref{nullptr, pending}, wait_policy::help);
+  if (PLAIT_UNLIKELY(traced)) trace_wait(w, false, reinterpret_cast<std::uintptr_t>(pending), 0);
 }
 
 void drain_own(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {

@@ -36,12 +36,14 @@ struct tmpdir {
   }
 };
 
-Event E(std::uint64_t t, ev k, std::uint64_t task = 0, std::uint32_t other = 0, std::uint32_t label = 0) {
-  return Event{t, task, other, label, k};
+Event E(std::uint64_t t, ev k, std::uint64_t task = 0, std::uint32_t other = 0, std::uint32_t label = 0,
+        std::uint64_t aux = 0) {
+  return Event{t, task, other, label, k, aux};
 }
 
-// Two workers: worker 0 runs task 1 (label "root"), spawns 2 and 3, runs 3 inline-nested, joins 2
-// (stolen by worker 1, which was idle before). Worker 1 ends idle at the end.
+// Two workers: worker 0 runs task 1 (label "root"), spawns frame children 2 and 3, runs 3
+// inline-nested (its join), then waits for 2 (stolen by worker 1, which was idle before). Worker 1
+// ends idle at the end.
 Trace sample() {
   Trace t;
   t.runtime = "plait";
@@ -49,9 +51,9 @@ Trace sample() {
   t.t0_unix_ns = 1700000000000000000ull;
   t.labels = {"", "root", "leaf"};
   t.workers.resize(2);
-  t.workers[0] = {E(1000, ev::task_begin, 1, 0, 1), E(1500, ev::spawn, 2, 0, 2), E(1600, ev::spawn, 3, 0, 2),
-                  E(1700, ev::task_begin, 3, 0, 2), E(2700, ev::task_end, 3), E(2800, ev::idle_begin),
-                  E(4000, ev::idle_end),            E(4100, ev::task_end, 1)};
+  t.workers[0] = {E(1000, ev::task_begin, 1, 0, 1), E(1500, ev::spawn, 2, 1, 2), E(1600, ev::spawn, 3, 1, 2),
+                  E(1700, ev::task_begin, 3, 0, 2), E(2700, ev::task_end, 3),
+                  E(2800, ev::wait_begin, 0, 1, 0, 2), E(4000, ev::wait_end, 0, 1, 0, 2), E(4100, ev::task_end, 1)};
   t.workers[1] = {E(0, ev::idle_begin),          E(1200, ev::steal_fail, 0, 0), E(1800, ev::steal, 2, 0),
                   E(1800, ev::idle_end),         E(1900, ev::task_begin, 2, 0, 2), E(3900, ev::task_end, 2),
                   E(3900, ev::idle_begin),       E(4100, ev::idle_end)};
@@ -88,8 +90,22 @@ TEST(TraceWriter, JsonHasSlicesFlowsAndMetadata) {
   EXPECT_NE(s.find("\"counters\":{\"tasks\":3,\"spawns\":2,\"steals\":1,\"steal_fails\":1"), std::string::npos);
   // task 3 nested in task 1 on worker 0: ts 1.7 us, dur 1 us, label leaf
   EXPECT_NE(s.find("{\"ph\":\"X\",\"name\":\"leaf\",\"cat\":\"task\",\"pid\":1,\"tid\":0,\"ts\":1.700,\"dur\":1.000,"
-                   "\"args\":{\"task\":3,\"creator\":0,\"label\":\"leaf\"}}"),
+                   "\"args\":{\"task\":3,\"creator\":0,\"label\":\"leaf\","),
             std::string::npos);
+  // The DAG: 3 was joined inline (where its slice ends), 2 by the wait keyed with its id; the
+  // wait is a slice of its own; spawn and join arrows.
+  EXPECT_NE(s.find("\"args\":{\"task\":3,\"creator\":0,\"label\":\"leaf\",\"parent\":1,\"spawn\":1.600,"
+                   "\"spawn_worker\":0,\"join\":1,\"join_ts\":2.700}"),
+            std::string::npos);
+  EXPECT_NE(s.find("\"args\":{\"task\":2,\"creator\":0,\"label\":\"leaf\",\"parent\":1,\"spawn\":1.500,"
+                   "\"spawn_worker\":0,\"join\":1,\"join_ts\":4.000}"),
+            std::string::npos);
+  EXPECT_NE(s.find("\"args\":{\"task\":1,\"creator\":0,\"label\":\"root\",\"parent\":0}"), std::string::npos);
+  EXPECT_NE(s.find("{\"ph\":\"X\",\"name\":\"wait\",\"cat\":\"wait\",\"pid\":1,\"tid\":0,\"ts\":2.800,\"dur\":1.200,"
+                   "\"args\":{\"task\":1}}"),
+            std::string::npos);
+  EXPECT_NE(s.find("\"format\":\"plait-trace-2\",\"dag\":true"), std::string::npos);
+  EXPECT_NE(s.find("{\"ph\":\"s\",\"name\":\"join\",\"cat\":\"dag\",\"pid\":1,\"tid\":1,\"ts\":3.900,"), std::string::npos);
   EXPECT_NE(s.find("\"name\":\"root\",\"cat\":\"task\",\"pid\":1,\"tid\":0,\"ts\":1.000,\"dur\":3.100"), std::string::npos);
   // idle of worker 1 before the steal, and the flow from worker 0 (spawn of 2 at 1.5 us) to worker 1
   EXPECT_NE(s.find("\"name\":\"idle\",\"cat\":\"idle\",\"pid\":1,\"tid\":1,\"ts\":0.000,\"dur\":1.800"), std::string::npos);
@@ -111,7 +127,7 @@ TEST(TraceWriter, UnfinishedTaskIsClosedAndMarked) {
   auto p = d.p / "u.json";
   std::string err;
   ASSERT_TRUE(write_trace(t, p.string(), &err)) << err;
-  EXPECT_NE(slurp(p).find("\"ts\":0.010,\"dur\":0.040,\"args\":{\"task\":7,\"creator\":0,\"unfinished\":1}"),
+  EXPECT_NE(slurp(p).find("\"ts\":0.010,\"dur\":0.040,\"args\":{\"task\":7,\"creator\":0,\"unfinished\":1,"),
             std::string::npos);
 }
 

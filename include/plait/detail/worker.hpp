@@ -163,6 +163,8 @@ PLAIT_COLD [[noreturn]] void lifo_violation(Worker* w, std::uint32_t h, const vo
 PLAIT_COLD [[noreturn]] void not_a_worker(const char* what);
 // Tracing (src/trace.cpp): closes the task whose begin pop_slow recorded (pop_result::traced).
 PLAIT_COLD void trace_task_end(Worker* w) noexcept;
+// Tracing: the running task counts down `latch` (the DAG's join edge; defer_done).
+PLAIT_COLD void trace_complete(Worker* w, const void* latch) noexcept;
 
 // The push fast path's writes, for a private slot h == head below push_limit: the slot, the new
 // head, the counter. Shared by push() and spawn_handle's constructor.
@@ -207,6 +209,8 @@ PLAIT_INLINE pop_result pop(Worker* w) noexcept {
 // effects of every task counted in n (all ran on this worker, before the RMW).
 template <class NextCtr>
 PLAIT_INLINE void defer_done(Worker* w, CountLatch* ctr, exec_fn self_exec, NextCtr next_ctr) noexcept {
+  // Tracing records which latch the task counts down: the wait on it is where the task joins.
+  if (PLAIT_UNLIKELY(w->trace != nullptr)) trace_complete(w, ctr);
   if (w->defer_ok && w->dq.head > w->dq.base && w->dq.head - 1 >= w->dq.split) {
     const Slot& nx = w->dq.own[w->dq.head - 1];
     if (nx.exec == self_exec && next_ctr(nx.data()) == ctr) {

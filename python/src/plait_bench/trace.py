@@ -21,7 +21,8 @@ import click
 import numpy as np
 
 CSV_HEADER = "timestamp_ns,executing_thread,task_id,creating_thread,start"
-JSON_FORMAT = "plait-trace-1"
+JSON_FORMAT = "plait-trace-2"
+JSON_FORMATS = ("plait-trace-1", "plait-trace-2")  # 2 adds the task DAG (docs/tracing.md)
 # Times, ids and worker numbers are kept in int64 arrays. A time bound of 2^61 ns (73 years) leaves
 # room for begin + duration and for differences; worker numbers index per-worker lists.
 MAX_NS = 2**61
@@ -175,8 +176,8 @@ def _load_json(p: Path) -> Trace:
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise TraceError(f"{p}: not a trace-event JSON file (no traceEvents list)")
     other = doc.get("otherData")
-    if not isinstance(other, dict) or other.get("format") != JSON_FORMAT:
-        raise TraceError(f"{p}: not a Plait trace (otherData.format is not '{JSON_FORMAT}')")
+    if not isinstance(other, dict) or other.get("format") not in JSON_FORMATS:
+        raise TraceError(f"{p}: not a Plait trace (otherData.format is not one of {', '.join(JSON_FORMATS)})")
     try:
         nworkers = int(other.get("workers", 0))
         if not 0 <= nworkers <= MAX_WORKERS:
