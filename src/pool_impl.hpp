@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -188,10 +189,24 @@ struct TraceBuf {
   // Held by the owner while it appends, and by pool::write_trace while it copies: an on-demand
   // write may run while idle workers still record idle/sleep events. Uncontended but for that.
   std::atomic<bool> busy{false};
-  // t_ns holds TSC ticks until the trace is written. A deque: growing never copies what was
-  // recorded (a vector's doubling copied 30 MB inside some task at 10^6 events, and the DAG's
-  // work/span analysis saw that task take milliseconds).
-  std::deque<trace::Event> ev;
+  // t_ns holds TSC ticks until the trace is written. Chunks of 32 Ki events: growing never
+  // copies what was recorded (a vector's doubling copied 30 MB inside some task at 10^6 events,
+  // and the DAG's work/span analysis saw that task take milliseconds), and allocating is rare (a
+  // std::deque's 512-byte blocks cost a malloc every 12 events, inside whatever task ran).
+  static constexpr std::size_t chunk_events = std::size_t{1} << 15;
+  std::vector<std::unique_ptr<trace::Event[]>> chunks;
+  std::size_t nev = 0;
+  void append(const trace::Event& e) {
+    if (nev % chunk_events == 0) chunks.push_back(std::make_unique_for_overwrite<trace::Event[]>(chunk_events));
+    chunks[nev / chunk_events][nev % chunk_events] = e;
+    ++nev;
+  }
+  template <class Out>
+  void copy_to(Out& out) const {
+    out.clear();
+    out.reserve(nev);
+    for (std::size_t i = 0; i < nev; ++i) out.push_back(chunks[i / chunk_events][i % chunk_events]);
+  }
   std::vector<std::uint64_t> open; // ids of the tasks begun and not yet ended on this worker (nesting)
   std::uint64_t seq = 0;           // tasks created here
   std::uint64_t forward_id = 0;    // run_chunk: the id the next push carries instead of a new one

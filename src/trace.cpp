@@ -75,7 +75,7 @@ void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other
   // acquire: pairs with the release below and in write_out; a writer copying the buffer holds it.
   while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
   try {
-    b->ev.push_back(trace::Event{trace_ticks(), task, other, label, k, aux});
+    b->append(trace::Event{trace_ticks(), task, other, label, k, aux});
   } catch (...) {
     // Out of memory: drop the event rather than the program.
   }
@@ -161,7 +161,7 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
     // acquire/release: see trace_event. Copy under the flag, convert outside it.
     while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
     try {
-      out.assign(b->ev.begin(), b->ev.end());
+      b->copy_to(out);
     } catch (...) {
       b->busy.store(false, std::memory_order_release);
       throw;

@@ -274,6 +274,30 @@ graph parse(std::string_view text, const std::string& name) {
   return g;
 }
 
+void remove_trace_cost(graph& g, double per_task_ns, double per_spawn_ns) {
+  if (per_task_ns <= 0 && per_spawn_ns <= 0) return;
+  // What tracing costs varies from task to task (a page of the event buffer touched for the
+  // first time, say): a task may hold less than its share. What it cannot give is taken from all
+  // tasks in proportion afterwards, so that the total removed is exactly the calibrated one.
+  auto scale = [](task& t, double w) {
+    const double f = t.work > 0 ? w / t.work : 0;
+    for (point& p : t.points) p.at *= f;
+    t.work = w;
+  };
+  double short_by = 0, left = 0;
+  for (task& t : g.tasks) {
+    std::size_t spawns = 0;
+    for (const point& p : t.points) spawns += p.spawn >= 0;
+    const double want = per_task_ns + per_spawn_ns * static_cast<double>(spawns);
+    if (t.work < want) short_by += want - t.work;
+    scale(t, std::max(0.0, t.work - want));
+    left += t.work;
+  }
+  if (short_by <= 0 || left <= 0) return;
+  const double f = std::max(0.0, left - short_by) / left;
+  for (task& t : g.tasks) scale(t, t.work * f);
+}
+
 std::size_t check(const graph& g) {
   // Slack for comparing times of two workers: the writer clamps each worker's clock to be
   // monotonic, and the TSCs of two cores agree to well under this.

@@ -54,6 +54,12 @@ graph parse(std::string_view text, const std::string& name);
 // Returns the number of edges checked.
 std::size_t check(const graph& g);
 
+// Removes what tracing added to the work: `per_task_ns` from every task (its own begin and end
+// events) and `per_spawn_ns` for each spawn it makes (the traced spawn, its child's pop and
+// join), spread over the task's pieces in proportion, never below 0. Both are calibrated on
+// one-task-per-call fib (plait-bench calibrate; docs/scaling.md, "Calibration").
+void remove_trace_cost(graph& g, double per_task_ns, double per_spawn_ns);
+
 struct work_span {
   double work = 0, span = 0, burdened_span = 0;
   double parallelism() const { return span > 0 ? work / span : 0; }

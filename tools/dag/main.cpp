@@ -74,8 +74,9 @@ std::vector<unsigned> parse_workers(const std::string& s) {
 }
 
 void put_costs(const costs& c) {
-  std::printf("{\"spawn_ns\":%.3f,\"steal_ns\":%.3f,\"steal_fail_ns\":%.3f,\"wake_ns\":%.3f,\"spin_ns\":%.1f,\"trace_ns\":%.3f,\"source\":\"%s\"}",
-              c.spawn_ns, c.steal_ns, c.steal_fail_ns, c.wake_ns, c.spin_ns, c.trace_ns, c.source.c_str());
+  std::printf("{\"spawn_ns\":%.3f,\"steal_ns\":%.3f,\"steal_fail_ns\":%.3f,\"wake_ns\":%.3f,\"spin_ns\":%.1f,\"trace_task_ns\":%.3f,"
+              "\"trace_ns\":%.3f,\"source\":\"%s\"}",
+              c.spawn_ns, c.steal_ns, c.steal_fail_ns, c.wake_ns, c.spin_ns, c.trace_task_ns, c.trace_ns, c.source.c_str());
 }
 
 }  // namespace
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
     if (!costs_path.empty()) c = load_costs(costs_path);
     const auto t0 = std::chrono::steady_clock::now();
     graph g = load(path);
+    remove_trace_cost(g, c.trace_task_ns, c.trace_ns);  // 0 unless a cost model says what tracing costs
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (cmd == "check") {
       const std::size_t edges = check(g);
@@ -138,11 +140,16 @@ int main(int argc, char** argv) {
       if (burden < 0) burden = c.steal_ns;
       std::vector<region> regions;
       const work_span ws = analyse(g, burden, &regions);
+      // Tasks that spawn nothing (calibration: on fib their work is what tracing adds per task).
+      double leaf_work = 0;
+      std::size_t leaves = 0;
+      for (const task& t : g.tasks)
+        if (t.points.empty()) leaf_work += t.work, ++leaves;
       if (json) {
         std::printf("{\"trace\":\"%s\",\"tasks\":%zu,\"work_ns\":%.1f,\"span_ns\":%.1f,\"parallelism\":%.4f,"
-                    "\"burden_ns\":%.3f,\"burdened_span_ns\":%.1f,\"burdened_parallelism\":%.4f,\"trace_ns\":%.1f,\"unjoined\":%zu,\"regions\":[",
+                    "\"burden_ns\":%.3f,\"burdened_span_ns\":%.1f,\"burdened_parallelism\":%.4f,\"trace_ns\":%.1f,\"unjoined\":%zu,\"leaves\":%zu,\"leaf_work_ns\":%.1f,\"regions\":[",
                     path.c_str(), g.tasks.size(), ws.work, ws.span, ws.parallelism(), burden, ws.burdened_span,
-                    ws.burdened_parallelism(), g.trace_ns, g.unjoined);
+                    ws.burdened_parallelism(), g.trace_ns, g.unjoined, leaves, leaf_work);
         for (std::size_t i = 0; i < regions.size(); ++i) {
           const region& r = regions[i];
           std::printf("%s{\"label\":\"%s\",\"instances\":%zu,\"work_ns\":%.1f,\"span_ns\":%.1f,\"parallelism\":%.4f,\"burdened_span_ns\":%.1f}",

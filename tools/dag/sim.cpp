@@ -76,6 +76,7 @@ costs load_costs(const std::string& path) {
   num("wake_ns", &c.wake_ns);
   num("spin_ns", &c.spin_ns);
   num("trace_ns", &c.trace_ns);
+  num("trace_task_ns", &c.trace_task_ns);
   return c;
 }
 
@@ -126,7 +127,7 @@ class simulator {
     sim_result r;
     r.workers = o_.workers;
     r.tasks = g_.tasks.size();
-    for (const task& t : g_.tasks) r.work_ns += std::max(0.0, t.work - o_.c.trace_ns * static_cast<double>(spawns_in(t)));
+    for (const task& t : g_.tasks) r.work_ns += t.work;
     for (std::uint32_t w = 0; w < o_.workers; ++w) park(w, 0);
     inject_root(0);
     while (!q_.empty()) {
@@ -173,12 +174,6 @@ class simulator {
     double parked_at = 0, piece = 0;
     std::int64_t last_victim = -1;
   };
-
-  static std::size_t spawns_in(const task& t) {
-    std::size_t k = 0;
-    for (const point& p : t.points) k += p.spawn >= 0;
-    return k;
-  }
 
   void schedule(std::uint32_t w, double t, evk k) { q_.push({t, seq_++, w, k, w_[w].epoch}); }
 
@@ -271,7 +266,6 @@ class simulator {
         if (ts.pos < t.points.size()) {
           const point& pt = t.points[ts.pos];
           d = pt.at - ts.prev_at;
-          if (pt.spawn >= 0) d -= o_.c.trace_ns;
         } else {
           d = t.work - ts.prev_at;
         }

@@ -15,7 +15,8 @@ struct costs {
   double steal_fail_ns = 60;  // one failed look at a victim
   double wake_ns = 20000;     // a sleeping worker, from the publication to its first look
   double spin_ns = 1000000;   // how long an idle worker looks before it sleeps (Plait: ~1 ms)
-  double trace_ns = 0;        // what tracing added per task to the trace's work (removed again)
+  double trace_task_ns = 0;   // what tracing added to each task's work (remove_trace_cost)
+  double trace_ns = 0;        // ... and per spawn
   std::string source = "defaults";  // where the numbers come from (a calibration file, ...)
 };
 
@@ -34,7 +35,7 @@ struct sim_options {
 struct sim_result {
   unsigned workers = 0;
   double time_ns = 0;         // first root start to last root end
-  double work_ns = 0;         // the DAG's work after the trace correction
+  double work_ns = 0;         // the DAG's work (after remove_trace_cost, if the caller applied it)
   double busy_ns = 0;         // summed over workers: running task work
   std::uint64_t steals = 0, steal_attempts = 0, moved = 0, sleeps = 0;
   std::uint64_t tasks = 0;

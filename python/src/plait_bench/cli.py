@@ -520,6 +520,158 @@ def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, re
     err.print(escape(f"tour '{t.name}' complete: report in {files[0]}"))
 
 
+# ---- past the machine: work/span, calibration, simulation (scale.py, docs/scaling.md) ----
+
+def _costs_path(ctx, costs: Path | None, required: bool = False) -> Path | None:
+    from .scale import default_cost_model_path
+
+    if costs is not None:
+        if not costs.is_file():
+            die(f"--costs {costs}: no such file (write one with: plait-bench calibrate)")
+        return costs
+    p = default_cost_model_path(ctx["root"])
+    if p.is_file():
+        return p
+    if required:
+        die(f"no cost model at {p} (write it with: plait-bench calibrate)")
+    return None
+
+
+def _scale_call(fn, *a, **kw):
+    from .scale import ScaleError
+
+    try:
+        return fn(*a, **kw)
+    except ScaleError as e:
+        die(str(e))
+
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Cost model file [default: results/cost-model.json].")
+@click.option("--rounds", type=click.IntRange(1, 100), default=5, help="Interleaved rounds (medians are kept).")
+@common
+def calibrate(ctx, output: Path | None, rounds: int) -> None:
+    """Measure the simulator's cost model on this machine (spawn, steal and tracing cost) and write it."""
+    from .scale import calibrate as do, default_cost_model_path
+
+    out = output or default_cost_model_path(ctx["root"])
+    m = _scale_call(do, ctx["bins"], out, rounds)
+    out_msg = ", ".join(f"{k} {m[k]}" for k in ("spawn_ns", "steal_ns", "trace_task_ns", "trace_ns", "steal_fail_ns", "wake_ns"))
+    err.print(escape(f"cost model: {out_msg} (assumed: {', '.join(m['assumed'])}); wrote {out}"))
+
+
+@main.command()
+@click.argument("kernel", type=click.Choice(["uts", "fib", "sparselu", "health", "amr"]))
+@click.option("--threads", "threads", type=str, default=None, help="Measured thread counts, e.g. 1,2 [default: 1..the CPUs].")
+@click.option("--rounds", type=click.IntRange(1, 100), default=3, help="Interleaved rounds of the measured runs.")
+@click.option("--costs", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Cost model [default: results/cost-model.json if it exists].")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Figure [default: report/scale/KERNEL.png].")
+@click.argument("params", nargs=-1)
+@common
+def scale(ctx, kernel: str, threads: str | None, rounds: int, costs: Path | None, output: Path | None, params) -> None:
+    """Work, span, parallelism and burdened span of KERNEL (its validation workload, or PARAMS after --),
+    from a one-worker trace; the speed-up bounds plot with the measured speed-ups."""
+    import tempfile
+
+    from .scale import WORKLOADS, measured_speedups, plot_bounds, trace_run, workspan
+
+    cpath = _costs_path(ctx, costs)
+    kname, args = WORKLOADS[kernel]
+    if params:
+        args = list(params)
+    ps = _parse_threads(threads) if threads else list(range(1, (os.cpu_count() or 1) + 1))
+    with tempfile.TemporaryDirectory() as td:
+        tr = _scale_call(trace_run, ctx["bins"], kname, args, Path(td) / "t.json")
+        ws = _scale_call(workspan, ctx["bins"], tr, cpath)
+    meas = _scale_call(measured_speedups, ctx["bins"], kname, args, ps, rounds)
+    out.print(f"{kernel} {' '.join(args)}: {ws['tasks']} tasks")
+    out.print(f"  work {ws['work_ns'] / 1e6:.3f} ms, span {ws['span_ns'] / 1e6:.3f} ms, parallelism {ws['parallelism']:.1f}")
+    out.print(f"  burdened span {ws['burdened_span_ns'] / 1e6:.3f} ms ({ws['burden_ns']:.0f} ns per spawn), "
+              f"burdened parallelism {ws['burdened_parallelism']:.1f}"
+              + ("" if cpath else " (no cost model: tracing cost not removed; run plait-bench calibrate)"))
+    for r in ws["regions"]:
+        out.print(f"  region {r['label']}: {r['instances']} instances, work {r['work_ns'] / 1e6:.3f} ms, "
+                  f"span {r['span_ns'] / 1e6:.3f} ms, parallelism {r['parallelism']:.1f}")
+    t1 = meas.get(1) or min(meas.values())
+    for p in sorted(meas):
+        out.print(f"  measured P={p}: {meas[p] * 1e3:.3f} ms, speed-up {t1 / meas[p]:.2f}")
+    fig = output or ctx["root"] / "report" / "scale" / f"{kernel}.png"
+    plot_bounds(ws, meas, f"{kernel} {' '.join(args)}", fig)
+    out.print(f"wrote {fig}")
+
+
+def _parse_threads(s: str) -> list[int]:
+    try:
+        ps = sorted({int(x) for x in s.split(",")})
+    except ValueError:
+        die(f"--threads {s}: expected a comma-separated list of integers 1..4096")
+    if not ps or ps[0] < 1 or ps[-1] > 4096:
+        die(f"--threads {s}: thread counts must be in 1..4096")
+    return ps
+
+
+@main.command("simulate")
+@click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--workers", default="1..64", show_default=True, help="1,2,4 or a range A..B (powers of two between).")
+@click.option("--steal", default="one", show_default=True, help="one, half, adaptive or chunk:K.")
+@click.option("--cores", type=click.IntRange(1, 4096), default=None, help="Workers share this many cores [default: one each].")
+@click.option("--seed", type=click.IntRange(0, 10**12), default=1, show_default=True)
+@click.option("--costs", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Cost model [default: results/cost-model.json if it exists].")
+@common
+def simulate_cmd(ctx, trace: Path, workers: str, steal: str, cores: int | None, seed: int, costs: Path | None) -> None:
+    """Replay TRACE's task DAG on simulated workers: time, speed-up, efficiency, steals, moved tasks."""
+    from .scale import simulate
+
+    cpath = _costs_path(ctx, costs)
+    r = _scale_call(simulate, ctx["bins"], trace, workers, steal, cpath, cores, seed)
+    c = r["costs"]
+    out.print(f"{trace}: {r['tasks']} tasks, work {r['work_ns'] / 1e6:.3f} ms; steal {r['steal']}; costs from {c['source']} "
+              f"(spawn {c['spawn_ns']:.1f} ns, steal {c['steal_ns']:.0f} ns; tracing's {c['trace_task_ns']:.0f} ns per task and "
+              f"{c['trace_ns']:.0f} ns per spawn removed)")
+    t = Table(box=None)
+    for h in ("workers", "time ms", "speed-up", "efficiency", "steals", "moved/thread/s", "sim s"):
+        t.add_column(h, justify="right")
+    for row in r["rows"]:
+        t.add_row(str(row["workers"]), f"{row['time_ns'] / 1e6:.3f}", f"{row['speedup']:.2f}", f"{row['efficiency'] * 100:.1f} %",
+                  str(row["steals"]), f"{row['moved_per_thread_per_s']:.0f}", f"{row['sim_s']:.2f}")
+    out.print(t)
+
+
+@main.command()
+@click.option("--kernels", default="uts,fib,sparselu,health,amr", show_default=True)
+@click.option("--workers", "workers", default="1,2,4,8,16", show_default=True, help="Thread counts (above the CPUs: oversubscribed).")
+@click.option("--rounds", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--costs", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Cost model [default: results/cost-model.json, required].")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Markdown table [default: report/scale/validation.md]; the numbers go next to it as .json.")
+@common
+def validate(ctx, kernels: str, workers: str, rounds: int, costs: Path | None, output: Path | None) -> None:
+    """The simulator against real runs: each kernel traced at 1 worker, simulated at every P
+    (P above the CPUs sharing them), and run untraced at every P; predicted vs measured with the error."""
+    from .scale import WORKLOADS, validate as do, validation_markdown
+
+    ks = [k.strip() for k in kernels.split(",") if k.strip()]
+    bad = [k for k in ks if k not in WORKLOADS]
+    if bad or not ks:
+        die(f"--kernels {kernels}: unknown {', '.join(bad) or 'empty list'} (accepted: {', '.join(WORKLOADS)})")
+    cpath = _costs_path(ctx, costs, required=True)
+    ps = _parse_threads(workers)
+    vs = _scale_call(do, ctx["bins"], ks, cpath, rounds, ps)
+    md = validation_markdown(vs, f"cost model {cpath}, {os.cpu_count()} CPUs, {rounds} interleaved rounds (medians)")
+    fig = output or ctx["root"] / "report" / "scale" / "validation.md"
+    fig.parent.mkdir(parents=True, exist_ok=True)
+    fig.write_text(md)
+    fig.with_suffix(".json").write_text(json.dumps([{"kernel": v.kernel, "args": v.args, "measured_s": v.measured,
+                                                      "predicted_s": v.predicted} for v in vs], indent=1) + "\n")
+    out.print(md)
+    out.print(f"wrote {fig}")
+
+
 from .trace import trace_cli  # noqa: E402  (plait-bench trace view|summary|check)
 
 main.add_command(trace_cli)

@@ -611,13 +611,35 @@ def summary(file: str) -> None:
 @click.option("--expect-tasks", type=click.IntRange(min=0), default=None, help="The number of tasks the program ran.")
 def check_cmd(file: str, expect_tasks: int | None) -> None:
     """Well-formedness: every task begin has its end on the same worker (nesting allowed), per-worker
-    timestamps are monotonic, task ids are unique, steal flows are paired; exit 1 if not."""
+    timestamps are monotonic, task ids are unique, steal flows are paired; for a trace with the task
+    DAG (format plait-trace-2) also the DAG (plait-dag check: acyclic, every task once, edges
+    consistent with the timeline). Exit 1 if not."""
     tr = _load_or_exit(file)
     probs = check(tr, expect_tasks)
+    dag_line = None
+    if not probs and has_dag(Path(file)):
+        from .registry import BinDirs, find_root
+        from .scale import ScaleError, run_dag
+
+        try:
+            d = run_dag(BinDirs.resolve(find_root()), ["check", file])
+            dag_line = f"DAG ok: {d['edges']} edges, {d['roots']} roots, {d['unjoined']} tasks nobody joins"
+        except ScaleError as e:
+            probs = [f"DAG: {e}"]
     if probs:
         for msg in probs[:20]:
             click.echo(f"{tr.path}: {msg}", err=True)
         if len(probs) > 20:
             click.echo(f"{tr.path}: ... {len(probs) - 20} more", err=True)
         sys.exit(EXIT_BAD_TRACE)
-    click.echo(f"{tr.path}: ok ({tr.fmt}, {tr.ntasks} tasks, {tr.nworkers} workers)")
+    click.echo(f"{tr.path}: ok ({tr.fmt}, {tr.ntasks} tasks, {tr.nworkers} workers)" + (f"; {dag_line}" if dag_line else ""))
+
+
+def has_dag(path: Path) -> bool:
+    """A JSON trace whose otherData says it carries the task DAG (the writer puts it first)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    return b'"format":"plait-trace-2","dag":true' in head

@@ -1,0 +1,262 @@
+"""Past the machine: work/span of a benchmark, the calibrated cost model, the work-stealing
+simulator, its validation against real runs and the projections (docs/scaling.md).
+
+The DAG work is done by the C++ tool plait-dag (tools/dag/, built into the gcc tree's bin/);
+this module runs the benchmarks, calls plait-dag and draws the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import socket
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import machine
+
+
+class ScaleError(Exception):
+    """Bad input or a failed run: one line for the user."""
+
+
+# The kernels of the validation (docs/scaling.md, "Validation"), sized so that a one-worker trace
+# stays under ~10^6 tasks and a run takes 1 ms .. 1 s here. UTS: the T3 shape (binomial, b0 2000,
+# m 8) with q lowered from 0.124875 to 0.12 (T3 itself has 4.1 M nodes: a 1 GB trace).
+WORKLOADS: dict[str, tuple[str, list[str]]] = {
+    "uts": ("uts", ["--type", "binomial", "--b0", "2000", "--m", "8", "--q", "0.12", "--seed", "42", "--g", "20"]),
+    "fib": ("fib", ["--n", "27"]),
+    "sparselu": ("sparselu", ["--size", "small"]),
+    "health": ("health", ["--size", "small"]),
+    "amr": ("amr", ["--preset", "study003", "--num_tsteps", "6", "--variant", "task-2"]),
+}
+VALIDATION_WORKERS = (1, 2, 4, 8, 16)
+
+
+def dag_tool(bins) -> Path:
+    p = Path(bins.gcc) / "plait-dag"
+    if not p.is_file():
+        raise ScaleError(f"{p} not found (build it: cmake --build build/gcc-release --target plait-dag)")
+    return p
+
+
+def run_dag(bins, args: list[str]) -> dict:
+    cp = subprocess.run([str(dag_tool(bins)), *args, "--json"], capture_output=True, text=True)
+    if cp.returncode != 0:
+        line = (cp.stderr.strip().splitlines() or ["plait-dag failed"])[-1]
+        raise ScaleError(line.removeprefix("plait-dag: error: "))
+    return json.loads(cp.stdout)
+
+
+def bench_binary(bins, kernel: str) -> Path:
+    p = Path(bins.gcc) / f"{kernel}-plait"
+    if not p.is_file():
+        raise ScaleError(f"{p} not found (build it: make build, or cmake --build build/gcc-release --target {kernel}-plait)")
+    return p
+
+
+def run_bench(binary: Path, args: list[str], threads: int, reps: int = 1, warmup: int = 0,
+              env: dict | None = None, timeout: float = 600) -> list[dict]:
+    """Runs a benchmark binary; its verified JSON lines (a failed check is an error, never a number)."""
+    cmd = [str(binary), *args, "--threads", str(threads), "--reps", str(reps), "--warmup", str(warmup), "--quiet"]
+    e = dict(os.environ)
+    e.pop("PLAIT_TRACE", None)
+    e.update(env or {})
+    try:
+        cp = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ScaleError(f"{binary.name} timed out after {timeout:.0f} s") from None
+    if cp.returncode != 0:
+        line = (cp.stderr.strip().splitlines() or [f"exit status {cp.returncode}"])[-1]
+        raise ScaleError(f"{binary.name} {' '.join(args)} --threads {threads}: {line}")
+    rows = [json.loads(l) for l in cp.stdout.splitlines() if l.startswith("{")]
+    if not rows or not all(r.get("verified") for r in rows):
+        raise ScaleError(f"{binary.name}: the run did not verify its result")
+    return rows
+
+
+def trace_run(bins, kernel: str, args: list[str], out: Path, threads: int = 1) -> Path:
+    binary = bench_binary(bins, kernel)
+    run_bench(binary, args, threads, env={"PLAIT_TRACE": str(out)})
+    if not out.is_file():
+        raise ScaleError(f"{binary.name} wrote no trace {out}")
+    return out
+
+
+# ---- calibration ----
+
+def default_cost_model_path(root: Path) -> Path:
+    return root / "results" / "cost-model.json"
+
+
+def calibrate(bins, out: Path, rounds: int = 5) -> dict:
+    """Measures the simulator's costs on this machine and writes the cost model file.
+
+    spawn_ns: fib(27) with a task per call on Plait minus the serial fib, per task (1 worker).
+    steal_ns: the steal microbenchmark's cost per steal (2 workers), the seed-001 method.
+    trace_task_ns, trace_ns: what tracing adds to a one-worker trace's work (plait-dag workspan of
+    that fib), per task and per spawn: a leaf's work (fib(0), fib(1): ~1 ns untraced) is the
+    per-task part; the rest of the traced work minus the serial fib, per spawn, the per-spawn part
+    (remove_trace_cost in tools/dag takes both back).
+    steal_fail_ns, wake_ns, spin_ns: not measured (assumed; docs/scaling.md says why).
+    Rounds interleave the variants; each number is the median over rounds.
+    """
+    fib_p, fib_s = bench_binary(bins, "fib"), Path(bins.gcc) / "fib-serial"
+    steal = bench_binary(bins, "steal")
+    if not fib_s.is_file():
+        raise ScaleError(f"{fib_s} not found (build it: make build)")
+    args = ["--n", "27"]
+    plain, serial, traced, steals, leaf = [], [], [], [], []
+    tasks = 0
+    with tempfile.TemporaryDirectory() as td:
+        for _ in range(rounds):
+            r = run_bench(fib_p, args, 1, reps=5, warmup=1)
+            plain.append(statistics.median(x["time_s"] for x in r))
+            tasks = int(r[0]["stats"]["tasks"])
+            serial.append(statistics.median(x["time_s"] for x in run_bench(fib_s, args, 1, reps=5, warmup=1)))
+            tr = Path(td) / "f.json"
+            run_bench(fib_p, args, 1, reps=1, env={"PLAIT_TRACE": str(tr)})
+            ws = run_dag(bins, ["workspan", str(tr)])
+            traced.append(ws["work_ns"] / 1e9)
+            leaf.append(ws["leaf_work_ns"] / max(1, ws["leaves"]))
+            s = run_bench(steal, ["--seconds", "0.25"], 2)
+            steals.append(float(s[0]["stats"]["steal_cost_ns"]))
+    spawn_ns = max(0.0, (statistics.median(plain) - statistics.median(serial)) / tasks * 1e9)
+    trace_task_ns = statistics.median(leaf)
+    rest = statistics.median(traced) - statistics.median(serial) - trace_task_ns * 1e-9 * tasks
+    trace_ns = max(0.0, rest / max(1, tasks - 1) * 1e9)
+    model = {
+        "spawn_ns": round(spawn_ns, 3),
+        "steal_ns": round(statistics.median(steals), 1),
+        "steal_fail_ns": 60.0,
+        "wake_ns": 30000.0,
+        "spin_ns": 1000000.0,
+        "trace_task_ns": round(trace_task_ns, 1),
+        "trace_ns": round(trace_ns, 1),
+        "measured": {
+            "fib_plait_s": plain, "fib_serial_s": serial, "fib_traced_work_s": traced, "fib_traced_leaf_ns": leaf, "steal_cost_ns": steals,
+            "tasks": tasks, "rounds": rounds,
+        },
+        "assumed": ["steal_fail_ns", "wake_ns", "spin_ns"],
+        "machine": {"host": socket.gethostname(), "cpu": machine.cpu_model(), "cpus": os.cpu_count()},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(model, indent=1) + "\n")
+    tmp.replace(out)
+    return model
+
+
+def cost_args(costs: Path | None) -> list[str]:
+    return ["--costs", str(costs)] if costs is not None else []
+
+
+# ---- work and span ----
+
+def workspan(bins, trace: Path, costs: Path | None) -> dict:
+    return run_dag(bins, ["workspan", str(trace), *cost_args(costs)])
+
+
+def measured_speedups(bins, kernel: str, args: list[str], threads: list[int], rounds: int) -> dict[int, float]:
+    """Median time per thread count, rounds interleaved in a shuffled order."""
+    binary = bench_binary(bins, kernel)
+    times: dict[int, list[float]] = {p: [] for p in threads}
+    rng = random.Random(1)
+    for _ in range(rounds):
+        order = list(threads)
+        rng.shuffle(order)
+        for p in order:
+            rows = run_bench(binary, args, p, reps=3, warmup=1)
+            times[p].append(statistics.median(r["time_s"] for r in rows))
+    return {p: statistics.median(v) for p, v in times.items()}
+
+
+def plot_bounds(ws: dict, measured: dict[int, float], title: str, out: Path, max_p: int = 64) -> None:
+    """Cilkview's picture: the work law (S <= P), the span law (S <= W/S_inf), the burdened-span
+    estimate S ~ W / (W/P + burdened span), and the measured speed-ups."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ps = [2 ** k for k in range(int(math.log2(max_p)) + 1)]
+    work, par = ws["work_ns"], ws["parallelism"]
+    bspan = ws["burdened_span_ns"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(ps, ps, "k--", lw=1, label="work law: P")
+    ax.plot(ps, [par] * len(ps), "k:", lw=1, label=f"span law: parallelism {par:.1f}")
+    ax.plot(ps, [work / (work / p + bspan) for p in ps], "C0-", label="burdened-span estimate")
+    if measured:
+        t1 = measured.get(1) or min(measured.values())
+        mp = sorted(measured)
+        ax.plot(mp, [t1 / measured[p] for p in mp], "C3o", label="measured (this machine)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("workers P")
+    ax.set_ylabel("speed-up over 1 worker")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+# ---- simulation and validation ----
+
+def simulate(bins, trace: Path, workers: str, steal: str = "one", costs: Path | None = None,
+             cores: int | None = None, seed: int = 1) -> dict:
+    args = ["simulate", str(trace), "--workers", workers, "--steal", steal, "--seed", str(seed), *cost_args(costs)]
+    if cores:
+        args += ["--cores", str(cores)]
+    return run_dag(bins, args)
+
+
+@dataclass
+class Validation:
+    kernel: str
+    args: list[str]
+    measured: dict[int, float] = field(default_factory=dict)
+    predicted: dict[int, float] = field(default_factory=dict)
+
+    def error(self, p: int) -> float:
+        return self.predicted[p] / self.measured[p] - 1
+
+
+def validate(bins, kernels: list[str], costs: Path | None, rounds: int, workers=VALIDATION_WORKERS,
+             cores: int | None = None, workdir: Path | None = None) -> list[Validation]:
+    """One-worker trace per kernel, simulated at every P (P above the machine's cores share them),
+    against real untraced runs (rounds interleaved, medians)."""
+    cores = cores or os.cpu_count() or 1
+    out = []
+    with tempfile.TemporaryDirectory(dir=workdir) as td:
+        for k in kernels:
+            kernel, args = WORKLOADS[k]
+            tr = trace_run(bins, kernel, args, Path(td) / f"{k}.json")
+            v = Validation(k, args)
+            v.measured = measured_speedups(bins, kernel, args, list(workers), rounds)
+            for p in workers:
+                res = simulate(bins, tr, str(p), costs=costs, cores=cores if p > cores else None)
+                v.predicted[p] = res["rows"][0]["time_ns"] / 1e9
+            out.append(v)
+            tr.unlink()
+    return out
+
+
+def validation_markdown(vs: list[Validation], costs_note: str) -> str:
+    ps = sorted({p for v in vs for p in v.measured})
+    lines = [f"Predicted vs measured time (ms) and error; {costs_note}", "",
+             "| kernel | " + " | ".join(f"P={p} meas / pred / err" for p in ps) + " |",
+             "|---|" + "---|" * len(ps)]
+    for v in vs:
+        cells = []
+        for p in ps:
+            cells.append(f"{v.measured[p] * 1e3:.2f} / {v.predicted[p] * 1e3:.2f} / {v.error(p) * 100:+.1f} %")
+        lines.append(f"| {v.kernel} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
