@@ -6,10 +6,11 @@
 // the values that already send spawn and join to the slow paths, and only the slow paths look at
 // Worker::trace. So the spawn/join fast paths are the same instructions with tracing compiled in.
 //
-// Events per worker (owner-only vectors, no locks, no atomics): spawn (new task id), task_begin
-// (id, creating worker, label), task_end, steal (victim, task id), steal_fail (victim; only the
-// first of a run of failures, or an idle spin would write millions), idle_begin/idle_end (the
-// worker found no task), sleep/wake (futex). Task ids are (creating worker + 1) << 40 | sequence,
+// Events per worker (owner-only chunked buffers, no locks, no atomics): spawn (new task id, slot
+// kind), task_begin (id, creating worker, label), task_end, steal (victim, task id), steal_fail
+// (victim; only the first of a run of failures, or an idle spin would write millions),
+// idle_begin/idle_end (the worker found no task), sleep/wake (futex), and the DAG's complete,
+// wait_begin/wait_end and df_submit/df_edge/df_run (src/trace_dag.cpp resolves them). Task ids are (creating worker + 1) << 40 | sequence,
 // so the creator travels with the id, also through chunk steals that re-push tasks.
 //
 // Clock: the TSC (rdtsc, ~7 ns here), converted to ns when the trace is written from two

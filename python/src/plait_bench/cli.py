@@ -672,6 +672,38 @@ def validate(ctx, kernels: str, workers: str, rounds: int, costs: Path | None, o
     out.print(f"wrote {fig}")
 
 
+@main.command()
+@click.option("--g", "gs", default="1,2,5,10,20", show_default=True, help="UTS T3 granularities (SHA-1 ops per node).")
+@click.option("--workers", default="1,2,4,8,16,32,48,64", show_default=True, help="Simulated worker counts.")
+@click.option("--rounds", type=click.IntRange(1, 100), default=3, show_default=True, help="Rounds of the measured runs.")
+@click.option("--costs", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Cost model [default: results/cost-model.json, required].")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory of the figures [default: report/scale].")
+@common
+def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir: Path | None) -> None:
+    """Study 000's Figs. 4 and 2 for Plait projected to many workers: UTS T3 traced at each
+    granularity, simulated with the cost model, next to the runs measured here and the seed's numbers."""
+    from .scale import plot_projection, project as do
+
+    try:
+        glist = sorted({int(x) for x in gs.split(",")})
+    except ValueError:
+        die(f"--g {gs}: expected a comma-separated list of integers 1..1000000")
+    if not glist or glist[0] < 1 or glist[-1] > 1000000:
+        die(f"--g {gs}: granularities must be in 1..1000000")
+    cpath = _costs_path(ctx, costs, required=True)
+    data = _scale_call(do, ctx["bins"], cpath, glist, workers, rounds)
+    d = out_dir or ctx["root"] / "report" / "scale"
+    figs = plot_projection(data, d)
+    (d / "projection.json").write_text(json.dumps(data, indent=1) + "\n")
+    for g, r in data["g"].items():
+        row = r["simulated"][-1]
+        out.print(f"g = {g}: projected {row['workers']} workers speed-up {row['speedup']:.1f} "
+                  f"(efficiency {row['efficiency'] * 100:.0f} %, {row['moved_per_thread_per_s']:.0f} moved tasks/thread/s)")
+    out.print("wrote " + ", ".join(str(f) for f in figs))
+
+
 from .trace import trace_cli  # noqa: E402  (plait-bench trace view|summary|check)
 
 main.add_command(trace_cli)

@@ -26,11 +26,13 @@ class ScaleError(Exception):
 
 
 # The kernels of the validation (docs/scaling.md, "Validation"), sized so that a one-worker trace
-# stays under ~10^6 tasks and a run takes 1 ms .. 1 s here. UTS: the T3 shape (binomial, b0 2000,
-# m 8) with q lowered from 0.124875 to 0.12 (T3 itself has 4.1 M nodes: a 1 GB trace).
+# stays under ~10^6 tasks and a run takes 10 ms .. 1 s here. UTS: T3 itself (4.1 M nodes, 514 k
+# tasks: one per node with children), g = 1. fib: with a cut-off of 16, ~0.5 us per task (fib(27)
+# with a task per call does ~1 ns of work per task, and tracing adds ~75 ns: a trace cannot
+# resolve that work; docs/scaling.md).
 WORKLOADS: dict[str, tuple[str, list[str]]] = {
-    "uts": ("uts", ["--type", "binomial", "--b0", "2000", "--m", "8", "--q", "0.12", "--seed", "42", "--g", "20"]),
-    "fib": ("fib", ["--n", "27"]),
+    "uts": ("uts", ["--tree", "T3", "--g", "1"]),
+    "fib": ("fib", ["--n", "36", "--cutoff", "16"]),
     "sparselu": ("sparselu", ["--size", "small"]),
     "health": ("health", ["--size", "small"]),
     "amr": ("amr", ["--preset", "study003", "--num_tsteps", "6", "--variant", "task-2"]),
@@ -260,3 +262,92 @@ def validation_markdown(vs: list[Validation], costs_note: str) -> str:
             cells.append(f"{v.measured[p] * 1e3:.2f} / {v.predicted[p] * 1e3:.2f} / {v.error(p) * 100:+.1f} %")
         lines.append(f"| {v.kernel} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+# ---- projection: study 000's Figs 2 and 4 past the machine ----
+
+PROJECT_GS = (1, 2, 5, 10, 20)
+PROJECT_WORKERS = "1,2,4,8,16,32,48,64"
+# What study 000 reports in its text for UTS T3 on its machines (Skylake 2 x 24 cores, POWER9,
+# ThunderX2, Xeon Phi 68 cores; GCC, Clang, ICC, PGI, CCE, armclang, TBB), threads = cores:
+SEED_EFFICIENCY = {
+    "finest (1.4-1.7 kinstr/task)": (16.8, 77.5),
+    "coarsest (223-279 kinstr/task)": (89.7, 96.9),
+}
+SEED_SPEEDUP_40 = 37.0  # "All implementations achieve over 37X speedup using 40 threads" (coarsest)
+
+
+def project(bins, costs: Path, gs=PROJECT_GS, workers: str = PROJECT_WORKERS, rounds: int = 3,
+            workdir: Path | None = None) -> dict:
+    """UTS T3 at each granularity g: a one-worker trace simulated at every P, and real runs at the
+    P this machine has (rounds interleaved)."""
+    here = list(range(1, (os.cpu_count() or 1) + 1))
+    out: dict = {"costs": str(costs), "workers": workers, "g": {}}
+    with tempfile.TemporaryDirectory(dir=workdir) as td:
+        for g in gs:
+            args = ["--tree", "T3", "--g", str(g)]
+            tr = trace_run(bins, "uts", args, Path(td) / f"t3g{g}.json")
+            rows = simulate(bins, tr, workers, costs=costs)["rows"]
+            tr.unlink()
+            meas = measured_speedups(bins, "uts", args, here, rounds)
+            out["g"][g] = {"simulated": rows, "measured_s": meas}
+    return out
+
+
+def plot_projection(data: dict, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gs = sorted(data["g"], key=int)
+    # Fig 4: speed-up vs workers at the coarsest g we ran.
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, g in enumerate(gs):
+        rows = data["g"][g]["simulated"]
+        ax.plot([r["workers"] for r in rows], [r["speedup"] for r in rows], "-", color=f"C{i}", marker=".",
+                label=f"Plait, g = {g} (projected)")
+        meas = {int(p): t for p, t in data["g"][g]["measured_s"].items()}
+        t1 = meas[1]
+        ax.plot(sorted(meas), [t1 / meas[p] for p in sorted(meas)], "o", color=f"C{i}", mfc="none", ms=8)
+    ax.plot([40], [SEED_SPEEDUP_40], "k*", ms=10, label="study 000: > 37x at 40 threads (coarsest g)")
+    ps = [r["workers"] for r in data["g"][gs[0]]["simulated"]]
+    ax.plot(ps, ps, "k--", lw=0.8, label="ideal")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("speed-up over 1 worker")
+    ax.set_title("UTS T3: speed-up vs workers (study 000 Fig. 4), projected\n(lines: simulator; circles: measured here)", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    f4 = out_dir / "fig4-projected.png"
+    fig.savefig(f4, dpi=120)
+    plt.close(fig)
+    # Fig 2: efficiency vs granularity at the largest simulated P and at the P measured here.
+    fig, ax = plt.subplots(figsize=(6, 4))
+    pmax = max(r["workers"] for r in data["g"][gs[0]]["simulated"])
+    eff = [next(r for r in data["g"][g]["simulated"] if r["workers"] == pmax)["efficiency"] * 100 for g in gs]
+    ax.plot([int(g) for g in gs], eff, "C0-o", label=f"Plait, {pmax} workers (projected)")
+    for p in (2,):
+        e = []
+        for g in gs:
+            meas = {int(q): t for q, t in data["g"][g]["measured_s"].items()}
+            if p in meas:
+                e.append(meas[1] / meas[p] / p * 100)
+        if len(e) == len(gs):
+            ax.plot([int(g) for g in gs], e, "C3s", mfc="none", label=f"Plait, {p} workers (measured here)")
+    for (name, (lo, hi)), x in zip(SEED_EFFICIENCY.items(), (1, 160)):
+        ax.errorbar([x], [(lo + hi) / 2], yerr=[[(hi - lo) / 2], [(hi - lo) / 2]], fmt="k_", capsize=4)
+        ax.annotate(f"study 000, {name}:\n{lo}-{hi} %", (x, lo), fontsize=6, xytext=(4, -18), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("granularity g (SHA-1 ops per node; ~1.5 kinstr each)")
+    ax.set_ylabel("parallel efficiency (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("UTS T3: efficiency vs granularity (study 000 Fig. 2), projected\n(cost model of the machine that ran plait-bench calibrate)", fontsize=9)
+    ax.legend(fontsize=7, loc="center right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    f2 = out_dir / "fig2-projected.png"
+    fig.savefig(f2, dpi=120)
+    plt.close(fig)
+    return [f4, f2]

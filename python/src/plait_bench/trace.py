@@ -636,10 +636,14 @@ def check_cmd(file: str, expect_tasks: int | None) -> None:
 
 
 def has_dag(path: Path) -> bool:
-    """A JSON trace whose otherData says it carries the task DAG (the writer puts it first)."""
+    """A JSON trace whose otherData says it carries the task DAG (the writer puts otherData first;
+    whitespace as any JSON writer may put it)."""
+    import re
+
     try:
         with open(path, "rb") as f:
-            head = f.read(512)
+            head = f.read(4096)
     except OSError:
         return False
-    return b'"format":"plait-trace-2","dag":true' in head
+    return (re.search(rb'"format"\s*:\s*"plait-trace-2"', head) is not None
+            and re.search(rb'"dag"\s*:\s*true', head) is not None)

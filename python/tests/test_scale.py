@@ -1,0 +1,138 @@
+"""plait-bench calibrate / scale / simulate / validate / project and trace check's DAG, against the
+real binaries (build/gcc-release/bin, with plait-dag): small sizes, seconds each.
+
+Skipped only when build/gcc-release/bin does not exist at all (as test_e2e_real.py; with
+PLAIT_BENCH_REQUIRE_BUILD=1 a missing build fails instead).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from plait_bench import scale
+
+GCC_BIN = Path(os.environ.get("PLAIT_E2E_GCC_BIN") or REPO / "build" / "gcc-release" / "bin")
+
+if not GCC_BIN.is_dir():
+    if os.environ.get("PLAIT_BENCH_REQUIRE_BUILD") == "1":
+        pytest.fail(f"{GCC_BIN} does not exist but PLAIT_BENCH_REQUIRE_BUILD=1: build first (make build)", pytrace=False)
+    pytest.skip(f"SKIPPED: {GCC_BIN} does not exist (run `make build`; `make test` builds it before pytest)",
+                allow_module_level=True)
+
+
+def _cli(args, tmp_path, extra_env=None):
+    env = {**os.environ, "PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_DB": str(tmp_path / "r.db"), **(extra_env or {})}
+    return subprocess.run([sys.executable, "-m", "plait_bench", *args], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def fib_trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dag")
+    t = d / "fib.json"
+    subprocess.run([str(GCC_BIN / "fib-plait"), "--n", "30", "--cutoff", "14", "--threads", "1", "--quiet"], check=True,
+                   env={**os.environ, "PLAIT_TRACE": str(t)}, capture_output=True)
+    return t
+
+
+@pytest.fixture(scope="module")
+def costs(tmp_path_factory):
+    """A real calibration (one round)."""
+    out = tmp_path_factory.mktemp("cm") / "cost-model.json"
+    m = scale.calibrate(type("B", (), {"gcc": GCC_BIN})(), out, rounds=1)
+    return out, m
+
+
+def test_calibration_measures_and_writes_the_model(costs):
+    path, m = costs
+    on_disk = json.loads(path.read_text())
+    assert on_disk == m
+    for k in ("spawn_ns", "steal_ns", "trace_task_ns", "trace_ns"):
+        assert m[k] >= 0, k
+    assert m["steal_ns"] > 0 and m["trace_ns"] > 0  # a traced spawn costs something
+    assert sorted(m["assumed"]) == ["spin_ns", "steal_fail_ns", "wake_ns"]
+    assert m["measured"]["tasks"] > 100000
+
+
+def test_trace_check_runs_the_dag_check(fib_trace, tmp_path):
+    r = _cli(["trace", "check", str(fib_trace)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "DAG ok" in r.stdout and "0 tasks nobody joins" in r.stdout
+
+
+def test_trace_check_reports_a_broken_dag(fib_trace, tmp_path):
+    doc = json.loads(fib_trace.read_text())
+    # Point one task's parent at a task that does not exist.
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "task" and e["args"].get("parent"):
+            e["args"]["parent"] = 12345
+            break
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = _cli(["trace", "check", str(bad)], tmp_path)
+    assert r.returncode == 1
+    assert "DAG:" in r.stderr and "12345" in r.stderr and "no task of the trace" in r.stderr
+
+
+def test_simulate_prints_a_row_per_worker_count_and_is_reproducible(fib_trace, tmp_path, costs):
+    args = ["simulate", str(fib_trace), "--workers", "1..8", "--costs", str(costs[0]), "--seed", "3"]
+    a, b = _cli(args, tmp_path), _cli(args, tmp_path)
+    assert a.returncode == 0, a.stderr
+    rows = [l.split() for l in a.stdout.splitlines() if l.strip()[:1].isdigit()]
+    # The same seed gives the same simulation: every column but the simulator's own run time.
+    assert [r[:-1] for r in rows] == [l.split()[:-1] for l in b.stdout.splitlines() if l.strip()[:1].isdigit()]
+    assert [r[0] for r in rows] == ["1", "2", "4", "8"]
+    times = [float(r[1]) for r in rows]
+    assert times[1] < times[0]  # a cut-off fib has parallelism to spare at 2 workers
+
+
+def test_simulate_bad_input_is_one_line(fib_trace, tmp_path):
+    for args, want in (
+        (["simulate", str(fib_trace), "--workers", "0"], "--workers must be in 1..4096"),
+        (["simulate", str(fib_trace), "--workers", "2", "--steal", "chunk:0"], "--steal must be"),
+        (["simulate", str(tmp_path / "none.json"), "--workers", "2"], "No such file"),
+        (["simulate", str(fib_trace), "--costs", str(tmp_path / "none.json")], "no such file"),
+    ):
+        r = _cli(args, tmp_path)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and want in lines[0], (args, r.stderr)
+        assert r.stdout == ""
+
+
+def test_truncated_trace_and_trace_without_dag_are_refused(fib_trace, tmp_path):
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(fib_trace.read_bytes()[: fib_trace.stat().st_size // 2])
+    r = _cli(["simulate", str(cut), "--workers", "2"], tmp_path)
+    assert r.returncode == 2 and "truncated" in r.stderr
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps({"otherData": {"format": "plait-trace-1", "runtime": "libomp", "workers": 1}, "traceEvents": []}))
+    r = _cli(["simulate", str(old), "--workers", "2"], tmp_path)
+    assert r.returncode == 2 and "without DAG edges" in r.stderr
+
+
+def test_validate_and_scale_on_small_workloads(tmp_path, costs, monkeypatch):
+    bins = type("B", (), {"gcc": GCC_BIN})()
+    monkeypatch.setitem(scale.WORKLOADS, "fib", ("fib", ["--n", "26", "--cutoff", "10"]))
+    vs = scale.validate(bins, ["fib"], costs[0], rounds=1, workers=(1, 2))
+    v = vs[0]
+    assert set(v.measured) == {1, 2} and set(v.predicted) == {1, 2}
+    assert all(t > 0 for t in v.measured.values()) and all(t > 0 for t in v.predicted.values())
+    md = scale.validation_markdown(vs, "test")
+    assert "| fib |" in md and "P=2" in md
+    r = _cli(["scale", "fib", "--threads", "1,2", "--rounds", "1", "--costs", str(costs[0]), "-o", str(tmp_path / "f.png"),
+              "--", "--n", "26", "--cutoff", "10"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "parallelism" in r.stdout and (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_validate_refuses_unknown_kernels_and_missing_cost_model(tmp_path):
+    r = _cli(["validate", "--kernels", "fib,nope", "--costs", str(tmp_path / "x.json")], tmp_path)
+    assert r.returncode == 2 and "unknown nope" in r.stderr
+    r = _cli(["project", "--g", "0"], tmp_path)
+    assert r.returncode == 2 and "--g 0" in r.stderr
