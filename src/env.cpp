@@ -124,6 +124,8 @@ pool_options pool_options::from_env(pool_options o) {
         bad("PLAIT_PIN", s, "none, cores");
     }
   }
+  if (o.places.empty())
+    if (const char* v = std::getenv("PLAIT_PLACES"); v != nullptr && *v != '\0') o.places = v;
   if (!o.idle) {
     o.idle = idle_policy::sleep;
     if (const char* v = std::getenv("PLAIT_IDLE")) {

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "topology.hpp"
 #include "trace_writer.hpp"
 
 #include <atomic>
@@ -44,6 +45,9 @@ class Pool {
   // With pin_policy::cores and external0: the CPU worker 0 belongs on (the thread that adopts it
   // binds itself there: the OpenMP front door's initial thread, team.cpp); -1 otherwise.
   int worker0_cpu = -1;
+  std::vector<Place> places;              // pinned workers: worker i on places[i % size]; else empty
+  std::vector<VictimOrder> victim_order;  // pinned workers' victims, nearest first
+  std::string topology_source;            // where the places came from (hwloc, flat)
 
   // Root tasks waiting for a worker. inj_count mirrors the queue length so that idle workers can
   // poll it without taking the lock.

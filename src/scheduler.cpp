@@ -54,12 +54,24 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     w.last_victim = (i + 1) % n;
   }
 
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  std::vector<int> cpus;
-  if (*opts.pin == pin_policy::cores && sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  // Placement (src/topology.hpp): given places, or pin_policy::cores; else the OS decides and the
+  // victims stay in the flat order.
+  if (!opts.places.empty() || *opts.pin == pin_policy::cores) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    Topology topo = load_topology(nullptr, have ? &allowed : nullptr);
+    try {
+      places = opts.places.empty() ? core_places(topo) : parse_places(opts.places, topo);
+    } catch (...) {
+      for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq.slots, bytes);
+      delete[] workers;
+      throw;
+    }
+    topology_source = topo.source;
+    victim_order = victim_orders(topo, places, n);
+    for (unsigned i = 0; i < n; ++i) workers[i].vorder = &victim_order[i];
+  }
 
   // Tracing: the option, else PLAIT_TRACE (numbered from the second pool of the process on).
   trace_path = opts.trace_path;
@@ -82,17 +94,17 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
   }
   trace_init(this);
 
-  if (external0 && !cpus.empty()) worker0_cpu = cpus[0];
+  if (external0 && !places.empty()) worker0_cpu = places[0][0];
   threads.resize(n);
   for (unsigned i = external0 ? 1 : 0; i < n; ++i) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, opts.stack_size);
-    if (!cpus.empty()) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpus[i % cpus.size()], &one);
-      pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+    if (!places.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : places[i % places.size()]) CPU_SET(c, &set);
+      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
     }
     int rc = pthread_create(&threads[i], &attr, &worker_main, &workers[i]);
     pthread_attr_destroy(&attr);

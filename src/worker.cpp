@@ -44,6 +44,32 @@ bool take_injected(Worker* w) noexcept {
   return true;
 }
 
+// Pinned workers (src/topology.hpp): the last victim that had work, then the rings nearest first
+// (the same core's other PUs, the NUMA node, the package, the rest), each from a random start;
+// one round is n-1 attempts (plus the last victim), as in the flat order.
+PLAIT_NOINLINE static bool find_work_near(Worker* w, const VictimOrder& o) noexcept {
+  Pool* p = w->pool;
+  const unsigned last = w->last_victim;
+  if (last != w->index && steal_one(w, &p->workers[last]) == steal_result::success) return true;
+  std::uint32_t begin = 0;
+  for (std::uint32_t end : o.ring_end) {
+    const std::uint32_t len = end - begin;
+    if (len != 0) {
+      const std::uint32_t start = static_cast<std::uint32_t>(next_random(w) % len);
+      for (std::uint32_t k = 0; k < len; ++k) {
+        const std::uint32_t v = o.victims[begin + (start + k) % len];
+        if (v == last) continue;
+        if (steal_one(w, &p->workers[v]) == steal_result::success) {
+          w->last_victim = v;
+          return true;
+        }
+      }
+    }
+    begin = end;
+  }
+  return false;
+}
+
 bool find_work(Worker* w) noexcept {
   Pool* p = w->pool;
   // relaxed: a hint; the exchange below acquires.
@@ -58,6 +84,7 @@ bool find_work(Worker* w) noexcept {
   if (p->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
   unsigned n = p->n;
   if (n == 1) return false;
+  if (w->vorder != nullptr) return find_work_near(w, *w->vorder);
   // The last victim that had work first (it often still has), then random ones; one round is
   // n-1 attempts.
   unsigned v = w->last_victim;

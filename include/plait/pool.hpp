@@ -26,8 +26,9 @@ enum class idle_policy {
 
 // Where workers run.
 enum class pin_policy {
-  none,   // let the OS place threads (default)
-  cores,  // worker i is pinned to the i-th CPU of the process's affinity mask (modulo its size)
+  none,   // let the OS place threads (default), unless places are given
+  cores,  // worker i on the i-th PU in topology order: one PU of every physical core first (by
+          // package, NUMA node, core), SMT siblings after all cores (hwloc; docs/design.md)
 };
 
 // How much a thief takes from a victim in one steal (PLAIT_STEAL=one|chunk:K|half|adaptive).
@@ -79,9 +80,15 @@ struct pool_options {
   // waiting workers sleep no longer than this while a poller is registered. 0: PLAIT_POLL_US,
   // else 100. Range 1..10^7 (10 s).
   std::uint64_t poll_period_us = 0;
+  // Where workers run, as OpenMP's OMP_PLACES: "threads", "cores", "ll_caches", "numa_domains",
+  // "sockets", or CPU sets "{0,1},{2:4},{8:4:2}" ({first:length[:stride]}); worker i runs on
+  // place i % places. Empty: PLAIT_PLACES, else the pin policy decides. Given places pin the
+  // workers (whatever `pin` says), and pinned workers steal from the nearest victims first.
+  std::string places = {};
 
-  // Resolves the options: reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_IDLE /
-  // PLAIT_STEAL / PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE / PLAIT_POLL_US for every field that is not set, and
+  // Resolves the options: reads PLAIT_NUM_THREADS / OMP_NUM_THREADS / PLAIT_PIN / PLAIT_PLACES /
+  // PLAIT_IDLE / PLAIT_STEAL / PLAIT_STACK_SIZE / PLAIT_GROUP_THROTTLE / PLAIT_POLL_US for every
+  // field that is not set (PLAIT_PLACES is checked against the machine by the pool), and
   // checks PLAIT_STRESS. Throws std::invalid_argument with a one-line message naming the variable
   // and the accepted values when one is malformed, or naming the field and its accepted values when
   // a set field is out of range (an enum value outside its enumerators included). The pool

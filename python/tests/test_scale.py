@@ -91,6 +91,17 @@ def test_simulate_prints_a_row_per_worker_count_and_is_reproducible(fib_trace, t
     assert times[1] < times[0]  # a cut-off fib has parallelism to spare at 2 workers
 
 
+def test_simulate_on_a_two_package_topology(fib_trace, tmp_path, costs):
+    base = ["simulate", str(fib_trace), "--workers", "16", "--costs", str(costs[0])]
+    near = _cli(base + ["--topology", "package:2 core:8", "--steal-ns-levels", "300,300"], tmp_path)
+    far = _cli(base + ["--topology", "package:2 core:8", "--steal-ns-levels", "300,100000"], tmp_path)
+    assert near.returncode == 0 and far.returncode == 0, near.stderr + far.stderr
+    t = lambda r: float(next(l.split() for l in r.stdout.splitlines() if l.strip().startswith("16"))[1])
+    assert t(far) > t(near)
+    r = _cli(base + ["--topology", "package:2 core:8", "--steal-ns-levels", "300"], tmp_path)
+    assert r.returncode == 2 and "one cost per --topology level" in r.stderr
+
+
 def test_simulate_bad_input_is_one_line(fib_trace, tmp_path):
     for args, want in (
         (["simulate", str(fib_trace), "--workers", "0"], "--workers must be in 1..4096"),

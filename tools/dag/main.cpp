@@ -26,7 +26,8 @@ const char* usage =
     "usage: plait-dag check TRACE [--json]\n"
     "       plait-dag workspan TRACE [--costs FILE | --burden NS] [--json]\n"
     "       plait-dag simulate TRACE --workers LIST [--steal one|chunk:K|half|adaptive] [--costs FILE]\n"
-    "                          [--cores C] [--contention X] [--seed N] [--json]\n"
+    "                          [--cores C] [--contention X] [--seed N] [--topology \"package:2 numa:2 core:8\"\n"
+    "                          --steal-ns-levels A,B,C] [--json]\n"
     "LIST: 1,2,4,8 or A..B (A, the powers of two between, B), each 1..4096\n";
 
 [[noreturn]] void bad(const std::string& msg) {
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   double burden = -1, contention = 0;
   unsigned cores = 0;
   std::uint64_t seed = 1;
+  std::string topology, steal_levels;
   for (std::size_t i = 2; i < a.size(); ++i) {
     const std::string& o = a[i];
     auto val = [&]() -> std::string {
@@ -110,6 +112,8 @@ int main(int argc, char** argv) {
     else if (o == "--cores" && cmd == "simulate") cores = static_cast<unsigned>(parse_uint(val(), "--cores", 1, 4096));
     else if (o == "--contention" && cmd == "simulate") contention = parse_nonneg(val(), "--contention");
     else if (o == "--seed" && cmd == "simulate") seed = parse_uint(val(), "--seed", 0, 999999999999ul);
+    else if (o == "--topology" && cmd == "simulate") topology = val();
+    else if (o == "--steal-ns-levels" && cmd == "simulate") steal_levels = val();
     else bad("unknown option '" + o + "' for " + cmd + " (see plait-dag --help)");
   }
   sim_options so;
@@ -118,6 +122,21 @@ int main(int argc, char** argv) {
     if (workers.empty()) bad("simulate needs --workers LIST (e.g. 1..64)");
     ps = parse_workers(workers);
     if (!parse_policy(steal, &so.steal, &so.chunk)) bad("--steal must be one, half, adaptive or chunk:K with K >= 1 (got '" + steal + "')");
+    if (!topology.empty() && !parse_levels(topology, &so.levels))
+      bad("--topology must be levels NAME:COUNT, outermost first, counts 1..4096 (e.g. \"package:2 numa:2 core:8\"; got '" + topology + "')");
+    if (!steal_levels.empty()) {
+      if (so.levels.empty()) bad("--steal-ns-levels needs --topology");
+      std::size_t pos = 0;
+      while (pos <= steal_levels.size()) {
+        const std::size_t c = steal_levels.find(',', pos);
+        so.steal_ns_levels.push_back(parse_nonneg(steal_levels.substr(pos, c == std::string::npos ? std::string::npos : c - pos), "--steal-ns-levels"));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+      if (so.steal_ns_levels.size() != so.levels.size())
+        bad("--steal-ns-levels needs one cost per --topology level (" + std::to_string(so.levels.size()) + ", got " +
+            std::to_string(so.steal_ns_levels.size()) + ")");
+    }
   }
   try {
     costs c;
@@ -185,9 +204,10 @@ int main(int argc, char** argv) {
     for (const sim_result& r : rows)
       if (r.workers == 1) t1 = r.time_ns;
     if (json) {
-      std::printf("{\"trace\":\"%s\",\"tasks\":%zu,\"work_ns\":%.1f,\"steal\":\"%s\",\"cores\":%u,\"contention\":%.4f,\"seed\":%llu,\"load_s\":%.3f,\"costs\":",
+      std::printf("{\"trace\":\"%s\",\"tasks\":%zu,\"work_ns\":%.1f,\"steal\":\"%s\",\"cores\":%u,\"contention\":%.4f,\"seed\":%llu,\"load_s\":%.3f,"
+                  "\"topology\":\"%s\",\"steal_ns_levels\":\"%s\",\"costs\":",
                   path.c_str(), g.tasks.size(), rows[0].work_ns, steal.c_str(), cores, contention,
-                  static_cast<unsigned long long>(seed), load_s);
+                  static_cast<unsigned long long>(seed), load_s, topology.c_str(), steal_levels.c_str());
       put_costs(c);
       std::printf(",\"rows\":[");
       for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -46,6 +46,25 @@ bool parse_policy(const std::string& s, policy* p, unsigned* k) {
   return false;
 }
 
+bool parse_levels(const std::string& s, std::vector<unsigned>* out) {
+  out->clear();
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    if (i == s.size()) break;
+    const std::size_t colon = s.find(':', i);
+    if (colon == std::string::npos || colon == i) return false;
+    std::size_t j = colon + 1, b = j;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j == b || j - b > 4 || (j < s.size() && s[j] != ' ')) return false;
+    const unsigned v = static_cast<unsigned>(std::stoul(s.substr(b, j - b)));
+    if (v < 1 || v > 4096) return false;
+    out->push_back(v);
+    i = j;
+  }
+  return !out->empty();
+}
+
 costs load_costs(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw error(path + ": cannot read the cost model");
@@ -121,6 +140,35 @@ class simulator {
     for (std::size_t i = 0; i < n; ++i)
       if (g.tasks[i].parent >= 0 && g.tasks[i].joiner < 0) ++t_[static_cast<std::size_t>(root_of_[i])].late;
     w_.resize(o.workers);
+    // Victim rings by distance (topology), nearest first; flat: one ring of everyone.
+    rings_.assign(o.workers, {});
+    std::size_t cores = 1;
+    for (unsigned c : o.levels) cores *= c;
+    auto digits = [&](std::uint32_t w) {
+      std::vector<unsigned> d(o.levels.size());
+      std::size_t x = w % cores;
+      for (std::size_t k = o.levels.size(); k-- > 0;) {
+        d[k] = static_cast<unsigned>(x % o.levels[k]);
+        x /= o.levels[k];
+      }
+      return d;
+    };
+    for (std::uint32_t w = 0; w < o.workers; ++w) {
+      const std::size_t nd = o.levels.empty() ? 1 : o.levels.size();
+      rings_[w].assign(nd + 1, {});
+      const auto dw = digits(w);
+      for (std::uint32_t v = 0; v < o.workers; ++v) {
+        if (v == w) continue;
+        std::size_t dist = 1;
+        if (!o.levels.empty()) {
+          const auto dv = digits(v);
+          std::size_t common = 0;
+          while (common < dw.size() && dw[common] == dv[common]) ++common;
+          dist = dw.size() - common;  // 0: the same core (more workers than cores)
+        }
+        rings_[w][dist].push_back(v);
+      }
+    }
   }
 
   sim_result run() {
@@ -375,7 +423,7 @@ class simulator {
     const unsigned P = o_.workers;
     double cost = 0;
     std::uint32_t probes = 0;
-    auto try_victim = [&](std::uint32_t v) -> bool {
+    auto try_victim = [&](std::uint32_t v, std::size_t dist) -> bool {
       ++probes;
       ++attempts_;
       std::deque<std::uint32_t>& vq = w_[v].dq;
@@ -390,7 +438,7 @@ class simulator {
         case policy::half: k = (vq.size() + 1) / 2; break;
         case policy::adaptive: k = std::max<std::size_t>(1, vq.size() / P); break;
       }
-      cost += o_.c.steal_ns;
+      cost += steal_cost(dist);
       ++steals_;
       const std::uint32_t first = vq.front();
       vq.pop_front();
@@ -403,14 +451,26 @@ class simulator {
       begin(w, first);
       return true;
     };
+    auto dist_of = [&](std::uint32_t v) -> std::size_t {
+      for (std::size_t d = 0; d < rings_[w].size(); ++d)
+        for (std::uint32_t x : rings_[w][d])
+          if (x == v) return d;
+      return 1;
+    };
     bool got = false;
-    if (ws.last_victim >= 0 && static_cast<unsigned>(ws.last_victim) != w) got = try_victim(static_cast<std::uint32_t>(ws.last_victim));
-    if (!got && P > 1) {
-      const auto start = static_cast<std::uint32_t>(rng_() % P);
-      for (unsigned k = 0; k < P && !got; ++k) {
-        const std::uint32_t v = (start + k) % P;
-        if (v == w || static_cast<std::int64_t>(v) == ws.last_victim) continue;
-        got = try_victim(v);
+    if (ws.last_victim >= 0 && static_cast<unsigned>(ws.last_victim) != w) {
+      const auto lv = static_cast<std::uint32_t>(ws.last_victim);
+      got = try_victim(lv, o_.levels.empty() ? 1 : dist_of(lv));
+    }
+    // Nearest ring first, each from a random start (flat: one ring of everyone).
+    for (std::size_t d = 0; d < rings_[w].size() && !got; ++d) {
+      const auto& ring = rings_[w][d];
+      if (ring.empty()) continue;
+      const auto start = static_cast<std::size_t>(rng_() % ring.size());
+      for (std::size_t k = 0; k < ring.size() && !got; ++k) {
+        const std::uint32_t v = ring[(start + k) % ring.size()];
+        if (static_cast<std::int64_t>(v) == ws.last_victim) continue;
+        got = try_victim(v, d);
       }
     }
     if (got) {
@@ -420,8 +480,14 @@ class simulator {
     park(w, now_ + cost);
   }
 
+  double steal_cost(std::size_t dist) const {
+    if (o_.steal_ns_levels.empty() || dist == 0) return o_.c.steal_ns;
+    return o_.steal_ns_levels[std::min(dist, o_.steal_ns_levels.size()) - 1];
+  }
+
   const graph& g_;
   const sim_options& o_;
+  std::vector<std::vector<std::vector<std::uint32_t>>> rings_;  // worker -> distance -> victims
   std::mt19937_64 rng_;
   std::vector<tstate> t_;
   std::vector<std::vector<std::uint32_t>> succ_;

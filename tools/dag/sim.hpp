@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace plait::dag {
 
@@ -30,7 +31,17 @@ struct sim_options {
   double contention = 0;      // each running worker slows every other by this fraction (memory bandwidth)
   std::uint64_t seed = 1;
   costs c;
+  // A machine's shape, outermost level first ("package:2 numa:2 core:8": counts per parent), with
+  // the steal cost at each distance: steal_ns_levels[d - 1] for victims whose place first differs
+  // d levels up (1: another core of the same innermost group ... size: another package). Workers
+  // fill the cores in order (worker i on core i % cores) and look at victims nearest first.
+  // Empty: flat, every steal costs c.steal_ns.
+  std::vector<unsigned> levels;
+  std::vector<double> steal_ns_levels;
 };
+
+// "package:2 numa:2 core:8" -> {2, 2, 8}; false if malformed (names are free, counts 1..4096).
+bool parse_levels(const std::string& s, std::vector<unsigned>* out);
 
 struct sim_result {
   unsigned workers = 0;

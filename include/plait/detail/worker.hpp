@@ -19,6 +19,8 @@
 
 namespace plait::detail {
 
+struct VictimOrder;
+
 // A cheap timestamp (TSC ticks, ~7 ns to read here; only ratios to a threshold matter): sizes the
 // adaptive loop batches (parallel_for.hpp) and tells coarse task_group children from fine ones
 // (group_wait in src/worker.cpp).
@@ -106,6 +108,8 @@ struct Worker {
   Pool* pool = nullptr;    // null only for no_worker
   std::uint64_t rng = 0;
   unsigned last_victim = 0;
+  // Pinned workers: the others nearest first, in rings (src/topology.hpp); null: the flat order.
+  const VictimOrder* vorder = nullptr;
   TraceBuf* trace = nullptr;  // this worker's event buffer while the pool traces, else null
   std::uint64_t idle_from_ns = 0;  // when the current idle period began (0: busy)
   // Batched completion counts (see defer_done below): while a drain loop runs this worker's own

@@ -621,13 +621,16 @@ def _parse_threads(s: str) -> list[int]:
 @click.option("--seed", type=click.IntRange(0, 10**12), default=1, show_default=True)
 @click.option("--costs", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Cost model [default: results/cost-model.json if it exists].")
+@click.option("--topology", default=None, help='A machine shape, outermost level first, e.g. "package:2 numa:2 core:16".')
+@click.option("--steal-ns-levels", default=None, help="Steal cost per topology distance (one per level, near to far), e.g. 300,600,2000.")
 @common
-def simulate_cmd(ctx, trace: Path, workers: str, steal: str, cores: int | None, seed: int, costs: Path | None) -> None:
+def simulate_cmd(ctx, trace: Path, workers: str, steal: str, cores: int | None, seed: int, costs: Path | None,
+                 topology: str | None, steal_ns_levels: str | None) -> None:
     """Replay TRACE's task DAG on simulated workers: time, speed-up, efficiency, steals, moved tasks."""
     from .scale import simulate
 
     cpath = _costs_path(ctx, costs)
-    r = _scale_call(simulate, ctx["bins"], trace, workers, steal, cpath, cores, seed)
+    r = _scale_call(simulate, ctx["bins"], trace, workers, steal, cpath, cores, seed, topology, steal_ns_levels)
     c = r["costs"]
     out.print(f"{trace}: {r['tasks']} tasks, work {r['work_ns'] / 1e6:.3f} ms; steal {r['steal']}; costs from {c['source']} "
               f"(spawn {c['spawn_ns']:.1f} ns, steal {c['steal_ns']:.0f} ns; tracing's {c['trace_task_ns']:.0f} ns per task and "
@@ -680,8 +683,11 @@ def validate(ctx, kernels: str, workers: str, rounds: int, costs: Path | None, o
               help="Cost model [default: results/cost-model.json, required].")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory of the figures [default: report/scale].")
+@click.option("--topology", default=None, help='Simulate a machine of this shape, e.g. "package:2 numa:2 core:16".')
+@click.option("--steal-ns-levels", default=None, help="Steal cost per topology distance, near to far, e.g. 300,600,2000.")
 @common
-def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir: Path | None) -> None:
+def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir: Path | None,
+            topology: str | None, steal_ns_levels: str | None) -> None:
     """Study 000's Figs. 4 and 2 for Plait projected to many workers: UTS T3 traced at each
     granularity, simulated with the cost model, next to the runs measured here and the seed's numbers."""
     from .scale import plot_projection, project as do
@@ -693,7 +699,7 @@ def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir
     if not glist or glist[0] < 1 or glist[-1] > 1000000:
         die(f"--g {gs}: granularities must be in 1..1000000")
     cpath = _costs_path(ctx, costs, required=True)
-    data = _scale_call(do, ctx["bins"], cpath, glist, workers, rounds)
+    data = _scale_call(do, ctx["bins"], cpath, glist, workers, rounds, None, topology, steal_ns_levels)
     d = out_dir or ctx["root"] / "report" / "scale"
     figs = plot_projection(data, d)
     (d / "projection.json").write_text(json.dumps(data, indent=1) + "\n")

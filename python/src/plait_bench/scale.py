@@ -213,10 +213,15 @@ def plot_bounds(ws: dict, measured: dict[int, float], title: str, out: Path, max
 # ---- simulation and validation ----
 
 def simulate(bins, trace: Path, workers: str, steal: str = "one", costs: Path | None = None,
-             cores: int | None = None, seed: int = 1) -> dict:
+             cores: int | None = None, seed: int = 1, topology: str | None = None,
+             steal_ns_levels: str | None = None) -> dict:
     args = ["simulate", str(trace), "--workers", workers, "--steal", steal, "--seed", str(seed), *cost_args(costs)]
     if cores:
         args += ["--cores", str(cores)]
+    if topology:
+        args += ["--topology", topology]
+    if steal_ns_levels:
+        args += ["--steal-ns-levels", steal_ns_levels]
     return run_dag(bins, args)
 
 
@@ -278,16 +283,17 @@ SEED_SPEEDUP_40 = 37.0  # "All implementations achieve over 37X speedup using 40
 
 
 def project(bins, costs: Path, gs=PROJECT_GS, workers: str = PROJECT_WORKERS, rounds: int = 3,
-            workdir: Path | None = None) -> dict:
+            workdir: Path | None = None, topology: str | None = None, steal_ns_levels: str | None = None) -> dict:
     """UTS T3 at each granularity g: a one-worker trace simulated at every P, and real runs at the
     P this machine has (rounds interleaved)."""
     here = list(range(1, (os.cpu_count() or 1) + 1))
-    out: dict = {"costs": str(costs), "workers": workers, "g": {}}
+    out: dict = {"costs": str(costs), "workers": workers, "topology": topology or "flat",
+                 "steal_ns_levels": steal_ns_levels or "", "g": {}}
     with tempfile.TemporaryDirectory(dir=workdir) as td:
         for g in gs:
             args = ["--tree", "T3", "--g", str(g)]
             tr = trace_run(bins, "uts", args, Path(td) / f"t3g{g}.json")
-            rows = simulate(bins, tr, workers, costs=costs)["rows"]
+            rows = simulate(bins, tr, workers, costs=costs, topology=topology, steal_ns_levels=steal_ns_levels)["rows"]
             tr.unlink()
             meas = measured_speedups(bins, "uts", args, here, rounds)
             out["g"][g] = {"simulated": rows, "measured_s": meas}
@@ -316,7 +322,10 @@ def plot_projection(data: dict, out_dir: Path) -> list[Path]:
     ax.plot(ps, ps, "k--", lw=0.8, label="ideal")
     ax.set_xlabel("workers")
     ax.set_ylabel("speed-up over 1 worker")
-    ax.set_title("UTS T3: speed-up vs workers (study 000 Fig. 4), projected\n(lines: simulator; circles: measured here)", fontsize=9)
+    topo = data.get("topology", "flat")
+    ax.set_title("UTS T3: speed-up vs workers (study 000 Fig. 4), projected\n(lines: simulator, "
+                 + (f"topology {topo}, steals {data.get('steal_ns_levels')} ns" if topo != "flat" else "flat machine")
+                 + "; circles: measured here)", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
