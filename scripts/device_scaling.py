@@ -11,6 +11,9 @@ every P (rounds interleaved), and writes the numbers as JSON and a markdown tabl
 
 DIR holds statically linked builds of fib-plait, fib-serial, steal-plait, uts-plait,
 sparselu-plait, health-plait, amr-plait and plait-dag (build/device: cmake -DCMAKE_EXE_LINKER_FLAGS=-static).
+The lent machine has no ../shared: copy health's input under build/ (ignored, so never committed)
+and name it with --health-input, carrying it with the binaries. Set PLAIT_PIN=cores in the
+environment to pin every run (the recorded run did: unpinned runs there vary 1.6x).
 """
 
 from __future__ import annotations

@@ -51,10 +51,20 @@ struct hwloc_api {
   bool ok = false;
 };
 
+}  // namespace
+}  // namespace plait::detail
+// Null in a statically linked program: there dlopen would load a shared libhwloc against another
+// copy of libc (a crash when the machine's glibc differs from the one linked in), so a static
+// program takes the flat topology.
+extern "C" const char _DYNAMIC[] __attribute__((weak));
+namespace plait::detail {
+namespace {
+
 // The library once per process (never closed: a pool may load a topology at any time).
 const hwloc_api& hwloc() {
   static const hwloc_api api = [] {
     hwloc_api a{};
+    if (_DYNAMIC == nullptr) return a;
     void* h = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) return a;
     auto version = reinterpret_cast<unsigned (*)()>(dlsym(h, "hwloc_get_api_version"));
@@ -88,8 +98,9 @@ Topology load_topology(const char* synthetic, const cpu_set_t* allowed) {
 #if PLAIT_HWLOC_HEADER
   const hwloc_api& h = hwloc();
   if (!h.ok) {
-    if (synthetic != nullptr) throw std::invalid_argument("plait: synthetic topologies need hwloc (libhwloc.so.15 not found)");
-    return flat(allowed, "flat (libhwloc.so.15 not found)");
+    if (synthetic != nullptr)
+      throw std::invalid_argument("plait: synthetic topologies need hwloc (libhwloc.so.15 not found, or a static program)");
+    return flat(allowed, "flat (libhwloc.so.15 not found, or a static program)");
   }
   hwloc_topology_t topo;
   if (h.init(&topo) != 0) return flat(allowed, "flat (hwloc_topology_init failed)");
