@@ -151,4 +151,12 @@ void poll_services() noexcept {
   if (w != nullptr) detail::poll_if_due(w);
 }
 
+void serve_thieves() noexcept {
+  detail::Worker* w = detail::current_worker();
+  if (w == nullptr) return;
+  detail::frame_check(w, "plait::serve_thieves");
+  // relaxed: a hint, as on the push path; serve_request does the synchronising exchanges.
+  if (w->dq.req.load(std::memory_order_relaxed) != 0 && w->dq.head > w->dq.split) detail::serve_request(w);
+}
+
 }  // namespace plait

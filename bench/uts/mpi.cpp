@@ -16,18 +16,37 @@
 //
 // The counts are summed on every rank (MPI_Allreduce), so every rank verifies them and every rank
 // exits 1 on a mismatch; rank 0 prints the JSON line (the other ranks' stdout is closed).
+//
+// Hybrid (--hybrid, --threads T): every rank runs a Plait pool of T workers, and the protocol
+// above is unchanged but for what "the rank's stack" is. While the rank has work, its stack is a
+// pool round: the workers expand nodes from stacks of their own, and a worker publishes the oldest
+// nodes of its stack (up to --chunk) as a task on its deque whenever the chunk it published last
+// has been taken (and serves its rank's thieves every --poll nodes: plait::serve_thieves), so
+// idle workers of the rank steal locally first. The main thread meanwhile
+// serves MPI every --poll-us (1 ms: on 2 cores a main thread waking every 100 us cost the 2 x 1
+// run ~5 %; all MPI calls are its: MPI_THREAD_FUNNELED): a remote request is
+// queued, and the next worker to reach its poll point hands its oldest chunk to the main thread,
+// which sends it. The rank goes idle — passes the token, asks other ranks — only when the round
+// is over: its own workers ran dry. Requests still queued then get "none".
 #include "common/driver.hpp"
 #include "uts/common.hpp"
 
 #include <mpi.h>  // C API only: OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come from the build
+#include <plait/plait.hpp>
 
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -57,6 +76,17 @@ struct Search {
   std::mt19937_64 rng;
   std::uint64_t sent_nodes = 0, steals = 0, requests = 0;
   std::vector<uts::Node> buf;
+
+  // Hybrid: the rank's pool (null: pure MPI) and what its workers and the main thread share.
+  plait::pool* pool = nullptr;
+  long long poll_us = 1000;
+  bool in_round = false;                // main thread: a pool round runs
+  std::deque<int> requesters;           // main thread: remote requests waiting for a chunk
+  std::atomic<int> want_export{0};      // chunks the main thread still asks the workers for
+  std::mutex xmu;                       // guards exports
+  std::vector<std::vector<uts::Node>> exports;  // chunks handed over by workers, not yet sent
+  std::atomic<std::uint64_t> r_nodes{0}, r_leaves{0}, r_with_kids{0}, local_chunks{0};
+  std::atomic<std::int64_t> r_depth{0};
 
   Search(const uts::Tree& t, MPI_Comm cm, int r, int n, long long ch, long long po)
       : tree(t), comm(cm), rank(r), size(n), chunk(ch), poll(po), rng(0x9E3779B97F4A7C15ull * static_cast<unsigned>(r + 1)) {
@@ -103,7 +133,12 @@ struct Search {
       switch (st.MPI_TAG) {
         case t_request:
           MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_request, comm, MPI_STATUS_IGNORE);
-          answer(st.MPI_SOURCE);
+          if (in_round) {  // hybrid: the next worker at its poll point hands over a chunk
+            requesters.push_back(st.MPI_SOURCE);
+            want_export.fetch_add(1, std::memory_order_relaxed);
+          } else {
+            answer(st.MPI_SOURCE);
+          }
           break;
         case t_work: {
           int bytes = 0;
@@ -133,9 +168,9 @@ struct Search {
           stop = true;
           // Termination is detected only when no rank has work: a rank that still has some is a
           // broken detector (checked, not assumed).
-          if (!stack.empty()) {
-            std::fprintf(stderr, "uts-mpi: rank %d: told to stop with %zu nodes on its stack: termination detected "
-                                 "too early\n", rank, stack.size());
+          if (!stack.empty() || in_round) {
+            std::fprintf(stderr, "uts-mpi: rank %d: told to stop with %zu nodes on its stack%s: termination detected "
+                                 "too early\n", rank, stack.size(), in_round ? " and its workers busy" : "");
             MPI_Abort(MPI_COMM_WORLD, 3);
           }
           return 0;
@@ -199,6 +234,7 @@ struct Search {
     }
     while (!stop) {
       long long k = 0;
+      if (pool != nullptr && !stack.empty()) run_round();
       while (!stack.empty() && !stop) {
         const uts::Node n = stack.back();
         stack.pop_back();
@@ -235,6 +271,132 @@ struct Search {
     }
   }
 
+  // ---- hybrid ----
+
+  // A chunk published as a task; `taken` once a worker started it.
+  struct Chunk {
+    std::vector<uts::Node> nodes;
+    std::atomic<bool> taken{false};
+  };
+
+  void expand_local(const uts::Node& parent, std::vector<uts::Node>& st, uts::Counts& lc) {
+    ++lc.with_kids;
+    lc.nodes += static_cast<std::uint64_t>(parent.nkids);
+    for (int i = 0; i < parent.nkids; ++i) {
+      uts::Node kid;
+      tree.child(parent, i, kid);
+      if (kid.nkids > 0) {
+        st.push_back(kid);
+      } else {
+        ++lc.leaves;
+        if (kid.height > lc.depth) lc.depth = kid.height;
+      }
+    }
+  }
+
+  // A worker's search: depth first from its own stack; every --poll nodes it hands its oldest
+  // nodes to the main thread if a remote request waits, else publishes them as a task once its
+  // last published chunk was taken.
+  void explore(plait::task_group& g, std::shared_ptr<Chunk> mine) {
+    mine->taken.store(true, std::memory_order_relaxed);
+    std::vector<uts::Node> st = std::move(mine->nodes);
+    mine.reset();
+    uts::Counts lc{0, 0, 0, 0};
+    std::shared_ptr<Chunk> last;
+    long long k = 0;
+    while (!st.empty()) {
+      const uts::Node n = st.back();
+      st.pop_back();
+      expand_local(n, st, lc);
+      if (++k < poll) continue;
+      k = 0;
+      plait::serve_thieves();  // the chunk we published, if a thief of our rank asked: stealable now
+      if (st.size() < 2) continue;
+      const auto out = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(chunk), st.size() / 2));
+      // relaxed: a hint; the count is taken under the lock.
+      if (want_export.load(std::memory_order_relaxed) > 0) {
+        std::lock_guard<std::mutex> lk(xmu);
+        if (want_export.load(std::memory_order_relaxed) > 0) {
+          want_export.fetch_sub(1, std::memory_order_relaxed);
+          exports.emplace_back(st.begin(), st.begin() + out);
+          st.erase(st.begin(), st.begin() + out);
+          continue;
+        }
+      }
+      // relaxed: a hint; a chunk published late or once too often costs a task, not a result.
+      if (last == nullptr || last->taken.load(std::memory_order_relaxed)) {
+        last = std::make_shared<Chunk>();
+        last->nodes.assign(st.begin(), st.begin() + out);
+        st.erase(st.begin(), st.begin() + out);
+        local_chunks.fetch_add(1, std::memory_order_relaxed);
+        g.run([this, &g, c = last] { explore(g, c); });
+      }
+    }
+    r_nodes.fetch_add(lc.nodes, std::memory_order_relaxed);
+    r_leaves.fetch_add(lc.leaves, std::memory_order_relaxed);
+    r_with_kids.fetch_add(lc.with_kids, std::memory_order_relaxed);
+    std::int64_t d = r_depth.load(std::memory_order_relaxed);
+    while (lc.depth > d && !r_depth.compare_exchange_weak(d, lc.depth, std::memory_order_relaxed)) {
+    }
+  }
+
+  // Sends the chunks the workers handed over to the queued requesters, oldest request first.
+  void send_exports() {
+    std::vector<std::vector<uts::Node>> ready;
+    {
+      std::lock_guard<std::mutex> lk(xmu);
+      ready.swap(exports);
+    }
+    for (auto& ch : ready) {
+      const int thief = requesters.front();
+      requesters.pop_front();
+      MPI_Send(ch.data(), static_cast<int>(ch.size() * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
+      ++count;
+      sent_nodes += ch.size();
+    }
+  }
+
+  // The rank's stack as a pool round; the main thread serves MPI until the workers ran dry.
+  void run_round() {
+    auto first = std::make_shared<Chunk>();
+    first->nodes.swap(stack);
+    std::atomic<bool> done{false};
+    in_round = true;
+    std::thread round([&] {
+      pool->run([&] {
+        plait::task_group g;
+        g.run([this, &g, first] { explore(g, first); });
+        g.wait();
+      });
+      // release: the counts the workers added are visible to the main thread's acquire below.
+      done.store(true, std::memory_order_release);
+    });
+    // acquire: pairs with the release above.
+    while (!done.load(std::memory_order_acquire)) {
+      if (size > 1) {
+        service(false);
+        send_exports();
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(poll_us));
+    }
+    round.join();
+    in_round = false;
+    send_exports();
+    // The workers ran dry: requests they did not serve get "none" (the rank has nothing left).
+    {
+      std::lock_guard<std::mutex> lk(xmu);
+      want_export.store(0, std::memory_order_relaxed);
+    }
+    while (!requesters.empty()) {
+      MPI_Send(nullptr, 0, MPI_BYTE, requesters.front(), t_none, comm);
+      requesters.pop_front();
+    }
+    c.nodes += r_nodes.exchange(0);
+    c.leaves += r_leaves.exchange(0);
+    c.with_kids += r_with_kids.exchange(0);
+    if (const std::int64_t d = r_depth.exchange(0); d > c.depth) c.depth = d;
+  }
+
   // A rank waiting for an answer is idle too: it may pass the token (its count already includes
   // what it sent; the work it may still get is counted by its sender). Rank 0 does not start a
   // round while it waits.
@@ -247,7 +409,8 @@ struct Search {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  // FUNNELED: in the hybrid mode a pool runs beside the main thread, which makes every MPI call.
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -257,17 +420,29 @@ int main(int argc, char** argv) {
     if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 3;
   }
   const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
-    long long chunk = 20, poll = 16, delay = 0;
+    long long chunk = 20, poll = 16, delay = 0, poll_us = 1000;
+    bool hybrid = false;
     cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack) [1..1048576, default 20]");
     cli.add_int("poll", &poll, 1, 1 << 20, "nodes expanded between looks for requests [1..1048576, default 16]");
     cli.add_int("delay-us", &delay, 0, 100000,
                 "stress: a random delay of up to this many microseconds before each message is handled, "
                 "each token pass and each look of a waiting rank (termination detection under delays) "
                 "[0..100000, default 0: off]");
+    cli.add_flag("hybrid", &hybrid,
+                 "every rank runs a Plait pool of --threads workers; ranks steal from each other when their "
+                 "workers ran dry (default: one thread per rank, pure MPI)");
+    cli.add_int("poll-us", &poll_us, 1, 100000,
+                "hybrid: microseconds between the main thread's looks for messages while the workers run "
+                "[1..100000, default 1000]");
     const uts::Config cfg = uts::configure(cli, argc, argv);
-    if (cli.threads != 1)
+    if (cli.threads != 1 && !hybrid)
       throw plait_bench::usage_error("--threads " + std::to_string(cli.threads) +
-                                     ": uts-mpi runs one thread per rank (use more ranks); accepted: 1");
+                                     ": uts-mpi runs one thread per rank (use more ranks) unless --hybrid; accepted: 1, "
+                                     "or 1..4096 with --hybrid");
+    if (hybrid && provided < MPI_THREAD_FUNNELED)
+      throw std::runtime_error("uts-mpi --hybrid: the MPI library provides no MPI_THREAD_FUNNELED");
+    std::unique_ptr<plait::pool> rank_pool;
+    if (hybrid) rank_pool = std::make_unique<plait::pool>(plait::pool_options{.num_workers = static_cast<unsigned>(cli.threads)});
     const uts::Tree tree(cfg.params);
     plait_bench::Runner run(cli);
     run.repeat([&](plait_bench::Record& rec) {
@@ -277,6 +452,8 @@ int main(int argc, char** argv) {
       const double t0 = MPI_Wtime();
       Search s(tree, comm, rank, size, chunk, poll);
       s.delay_us = delay;
+      s.pool = rank_pool.get();
+      s.poll_us = poll_us;
       s.run();
       MPI_Barrier(comm);  // every rank stopped
       rec.time_s = MPI_Wtime() - t0;
@@ -302,6 +479,11 @@ int main(int argc, char** argv) {
       rec.stat("nodes_moved_per_rank_per_s", static_cast<double>(sum[3]) / size / rec.time_s);
       rec.stat("chunk", chunk);
       rec.stat("poll", poll);
+      rec.stat("hybrid", hybrid ? 1 : 0);
+      rec.stat("threads_per_rank", cli.threads);
+      unsigned long long local = s.local_chunks.load(), local_sum = 0;
+      MPI_Allreduce(&local, &local_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      rec.stat("local_chunks", static_cast<double>(local_sum));
     });
   });
   // Every rank has the same status (same input, same global counts); finalize only when the

@@ -162,6 +162,13 @@ class pool {
 // a group gets them there anyway). No-op off a pool's worker.
 void poll_services() noexcept;
 
+// Called from a long-running task that spawns rarely: if another worker asked for work, makes the
+// tasks this worker has queued stealable now. Plait publishes a worker's queued tasks when a thief
+// asks, at the owner's next push or pop; a task that does neither for a long time would keep them
+// private meanwhile (its last queued task until it returns). One relaxed load when nobody asked.
+// No-op off a pool's worker.
+void serve_thieves() noexcept;
+
 // The process-wide pool, created on first use with pool_options::from_env(). A malformed
 // environment variable there prints one line ("plait: PLAIT_NUM_THREADS='abc' ...") and exits
 // with status 2, since there is no caller to hand an exception to.
