@@ -47,7 +47,6 @@ class Pool {
   int worker0_cpu = -1;
   std::vector<Place> places;              // pinned workers: worker i on places[i % size]; else empty
   std::vector<VictimOrder> victim_order;  // pinned workers' victims, nearest first
-  std::string topology_source;            // where the places came from (hwloc, flat)
 
   // Root tasks waiting for a worker. inj_count mirrors the queue length so that idle workers can
   // poll it without taking the lock.

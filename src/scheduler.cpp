@@ -35,6 +35,16 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
   if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
     throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
                                 " is not a power of two in 16..2^30");
+  // Placement (src/topology.hpp): given places, or pin_policy::cores; else the OS decides and the
+  // victims stay in the flat order. Before anything is allocated: bad places only throw.
+  if (!opts.places.empty() || *opts.pin == pin_policy::cores) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    const Topology topo = load_topology(nullptr, have ? &allowed : nullptr);
+    places = opts.places.empty() ? core_places(topo) : parse_places(opts.places, topo);
+    victim_order = victim_orders(topo, places, n);
+  }
   workers = new Worker[n];
   std::size_t bytes = cap * sizeof(Slot);
   for (unsigned i = 0; i < n; ++i) {
@@ -52,25 +62,7 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     w.pool = this;
     w.rng = 0x9E3779B97F4A7C15ull * (i + 1) | 1;
     w.last_victim = (i + 1) % n;
-  }
-
-  // Placement (src/topology.hpp): given places, or pin_policy::cores; else the OS decides and the
-  // victims stay in the flat order.
-  if (!opts.places.empty() || *opts.pin == pin_policy::cores) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    const bool have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
-    Topology topo = load_topology(nullptr, have ? &allowed : nullptr);
-    try {
-      places = opts.places.empty() ? core_places(topo) : parse_places(opts.places, topo);
-    } catch (...) {
-      for (unsigned j = 0; j < n; ++j) munmap(workers[j].dq.slots, bytes);
-      delete[] workers;
-      throw;
-    }
-    topology_source = topo.source;
-    victim_order = victim_orders(topo, places, n);
-    for (unsigned i = 0; i < n; ++i) workers[i].vorder = &victim_order[i];
+    if (!victim_order.empty()) w.vorder = &victim_order[i];
   }
 
   // Tracing: the option, else PLAIT_TRACE (numbered from the second pool of the process on).

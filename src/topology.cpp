@@ -244,36 +244,46 @@ std::vector<Place> parse_places(const std::string& spec, const Topology& t) {
   return out;
 }
 
-unsigned place_distance(const Topology& t, const Place& a, const Place& b) {
-  const Topology::Pu* pa = nullptr;
-  const Topology::Pu* pb = nullptr;
-  for (const auto& p : t.pus) {
-    if (!a.empty() && p.os == a[0]) pa = &p;
-    if (!b.empty() && p.os == b[0]) pb = &p;
-  }
-  if (pa == nullptr || pb == nullptr) return 3;
-  if (pa->core == pb->core) return 0;
-  if (pa->numa == pb->numa && pa->package == pb->package) return 1;
-  if (pa->package == pb->package) return 2;
+namespace {
+
+// How far apart two PUs are (place_distance's levels).
+unsigned pu_distance(const Topology::Pu* a, const Topology::Pu* b) {
+  if (a == nullptr || b == nullptr) return 3;
+  if (a->core == b->core) return 0;
+  if (a->numa == b->numa && a->package == b->package) return 1;
+  if (a->package == b->package) return 2;
   return 3;
+}
+
+const Topology::Pu* first_pu(const Topology& t, const Place& p) {
+  if (p.empty()) return nullptr;
+  for (const auto& pu : t.pus)
+    if (pu.os == p[0]) return &pu;
+  return nullptr;
+}
+
+}  // namespace
+
+unsigned place_distance(const Topology& t, const Place& a, const Place& b) {
+  return pu_distance(first_pu(t, a), first_pu(t, b));
 }
 
 std::vector<VictimOrder> victim_orders(const Topology& t, const std::vector<Place>& places, unsigned n) {
   std::vector<VictimOrder> out(n);
   if (places.empty()) return out;
+  // Each place's first PU once (n^2 distances below, not n^2 searches).
+  std::vector<const Topology::Pu*> pu(places.size());
+  for (std::size_t k = 0; k < places.size(); ++k) pu[k] = first_pu(t, places[k]);
   for (unsigned w = 0; w < n; ++w) {
-    const Place& mine = places[w % places.size()];
+    const Topology::Pu* mine = pu[w % places.size()];
     std::vector<std::pair<unsigned, std::uint32_t>> by;  // (distance, worker)
     for (unsigned v = 0; v < n; ++v)
-      if (v != w) by.emplace_back(place_distance(t, mine, places[v % places.size()]), v);
+      if (v != w) by.emplace_back(pu_distance(mine, pu[v % places.size()]), v);
     std::stable_sort(by.begin(), by.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     VictimOrder& o = out[w];
-    for (const auto& [d, v] : by) o.victims.push_back(v);
-    for (unsigned d = 0; d < 4; ++d) {
-      std::uint32_t end = 0;
-      for (std::size_t k = 0; k < by.size(); ++k)
-        if (by[k].first <= d) end = static_cast<std::uint32_t>(k + 1);
-      o.ring_end[d] = end;
+    for (const auto& [d, v] : by) {
+      o.victims.push_back(v);
+      for (unsigned e = d; e < 4; ++e) o.ring_end[e] = static_cast<std::uint32_t>(o.victims.size());
     }
   }
   return out;

@@ -77,6 +77,22 @@ struct Search {
   std::uint64_t sent_nodes = 0, steals = 0, requests = 0;
   std::vector<uts::Node> buf;
 
+  // Expands a node: its children with children go on `st`, the rest are counted as leaves.
+  void expand_into(const uts::Node& parent, std::vector<uts::Node>& st, uts::Counts& cnt) const {
+    ++cnt.with_kids;
+    cnt.nodes += static_cast<std::uint64_t>(parent.nkids);
+    for (int i = 0; i < parent.nkids; ++i) {
+      uts::Node kid;
+      tree.child(parent, i, kid);
+      if (kid.nkids > 0) {
+        st.push_back(kid);
+      } else {
+        ++cnt.leaves;
+        if (kid.height > cnt.depth) cnt.depth = kid.height;
+      }
+    }
+  }
+
   // Hybrid: the rank's pool (null: pure MPI) and what its workers and the main thread share.
   plait::pool* pool = nullptr;
   long long poll_us = 1000;
@@ -93,20 +109,7 @@ struct Search {
     buf.resize(static_cast<std::size_t>(chunk));
   }
 
-  void expand(const uts::Node& parent) {
-    ++c.with_kids;
-    c.nodes += static_cast<std::uint64_t>(parent.nkids);
-    for (int i = 0; i < parent.nkids; ++i) {
-      uts::Node kid;
-      tree.child(parent, i, kid);
-      if (kid.nkids > 0) {
-        stack.push_back(kid);
-      } else {
-        ++c.leaves;
-        if (kid.height > c.depth) c.depth = kid.height;
-      }
-    }
-  }
+  void expand(const uts::Node& parent) { expand_into(parent, stack, c); }
 
   // Answers one request: a chunk from the bottom of the stack, or none.
   void answer(int thief) {
@@ -279,21 +282,6 @@ struct Search {
     std::atomic<bool> taken{false};
   };
 
-  void expand_local(const uts::Node& parent, std::vector<uts::Node>& st, uts::Counts& lc) {
-    ++lc.with_kids;
-    lc.nodes += static_cast<std::uint64_t>(parent.nkids);
-    for (int i = 0; i < parent.nkids; ++i) {
-      uts::Node kid;
-      tree.child(parent, i, kid);
-      if (kid.nkids > 0) {
-        st.push_back(kid);
-      } else {
-        ++lc.leaves;
-        if (kid.height > lc.depth) lc.depth = kid.height;
-      }
-    }
-  }
-
   // A worker's search: depth first from its own stack; every --poll nodes it hands its oldest
   // nodes to the main thread if a remote request waits, else publishes them as a task once its
   // last published chunk was taken.
@@ -307,7 +295,7 @@ struct Search {
     while (!st.empty()) {
       const uts::Node n = st.back();
       st.pop_back();
-      expand_local(n, st, lc);
+      expand_into(n, st, lc);
       if (++k < poll) continue;
       k = 0;
       plait::serve_thieves();  // the chunk we published, if a thief of our rank asked: stealable now

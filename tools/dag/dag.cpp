@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <unordered_map>
 
 namespace plait::dag {
@@ -72,9 +73,8 @@ graph parse(std::string_view text, const std::string& name) {
   std::string format;
   try {
     reader r(text);
-    r.skip_ws();
-    if (text.empty() || text[text.find_first_not_of(" \n\r\t") == std::string_view::npos ? 0 : text.find_first_not_of(" \n\r\t")] != '{')
-      throw error("not a JSON trace (a Plait trace is a JSON object)");
+    const std::size_t lead = text.find_first_not_of(" \n\r\t");
+    if (lead == std::string_view::npos || text[lead] != '{') throw error("not a JSON trace (a Plait trace is a JSON object)");
     r.expect('{');
     std::string key;
     for (bool first = true; r.next_key(first, &key); first = false) {
@@ -220,29 +220,26 @@ graph parse(std::string_view text, const std::string& name) {
   };
   for (std::size_t i = 0; i < g.tasks.size(); ++i) g.tasks[i].work = own_at(i, g.tasks[i].end_ns);
 
-  // Points: spawns in the parent, joins in the joiner (children joined by one wait share a point).
-  std::unordered_map<std::uint64_t, std::size_t> join_point;  // (joiner, ts) -> point index
+  // Points: spawns in the parent, joins in the joiner (children joined by one wait share a point:
+  // the same joiner and the same time).
+  std::vector<std::tuple<std::size_t, std::uint64_t, std::uint32_t>> joins;  // (joiner, time, child)
   for (std::size_t i = 0; i < g.tasks.size(); ++i) {
     const raw_task& r = rt[i];
-    task& t = g.tasks[i];
+    const task& t = g.tasks[i];
     if (t.parent >= 0) {
       if (r.spawn < 0) throw error(name + ": task " + std::to_string(r.id) + " has a parent but no spawn time");
       auto pi = static_cast<std::size_t>(t.parent);
       g.tasks[pi].points.push_back({own_at(pi, r.spawn), static_cast<std::uint64_t>(r.spawn), static_cast<std::int64_t>(i), {}});
     }
+    if (t.joiner >= 0)
+      joins.emplace_back(static_cast<std::size_t>(t.joiner), static_cast<std::uint64_t>(r.join_ts), static_cast<std::uint32_t>(i));
   }
-  for (std::size_t i = 0; i < g.tasks.size(); ++i) {
-    const raw_task& r = rt[i];
-    const task& t = g.tasks[i];
-    if (t.joiner < 0) continue;
-    auto ji = static_cast<std::size_t>(t.joiner);
-    auto key = static_cast<std::uint64_t>(r.join_ts) * 1000003u ^ ji;
-    auto it = join_point.find(key);
-    if (it == join_point.end() || g.tasks[ji].points[it->second].ts != static_cast<std::uint64_t>(r.join_ts)) {
-      g.tasks[ji].points.push_back({own_at(ji, r.join_ts), static_cast<std::uint64_t>(r.join_ts), -1, {}});
-      it = join_point.insert_or_assign(key, g.tasks[ji].points.size() - 1).first;
-    }
-    g.tasks[ji].points[it->second].joins.push_back(static_cast<std::uint32_t>(i));
+  std::sort(joins.begin(), joins.end());
+  for (std::size_t k = 0; k < joins.size(); ++k) {
+    const auto [ji, ts, child] = joins[k];
+    if (k == 0 || std::get<0>(joins[k - 1]) != ji || std::get<1>(joins[k - 1]) != ts)
+      g.tasks[ji].points.push_back({own_at(ji, static_cast<double>(ts)), ts, -1, {}});
+    g.tasks[ji].points.back().joins.push_back(child);
   }
   // Points in time order. The file's times have 1 ns resolution, so a join and the next spawn can
   // share a time: the join comes first (a task joins a child, then spawns the next), unless it

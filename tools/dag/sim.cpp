@@ -221,6 +221,7 @@ class simulator {
     std::uint64_t epoch = 0;
     double parked_at = 0, piece = 0;
     std::int64_t last_victim = -1;
+    std::size_t last_dist = 1;  // its ring (distance)
   };
 
   void schedule(std::uint32_t w, double t, evk k) { q_.push({t, seq_++, w, k, w_[w].epoch}); }
@@ -297,36 +298,12 @@ class simulator {
           finish(i, w);
           continue;
         }
-        if (ts.waiting > 0 || ts.tail) {
-          if (!ws.dq.empty()) {
-            const std::uint32_t c = ws.dq.back();
-            ws.dq.pop_back();
-            begin(w, c);
-            continue;
-          }
-          ++ws.epoch;
-          ws.m = mode::seeking;
-          schedule(w, at, evk::look);
+        if (ts.waiting == 0 && !ts.tail) {  // its next piece of work
+          run_piece(w, i, at);
           return;
         }
-        const task& t = g_.tasks[i];
-        double d;
-        if (ts.pos < t.points.size()) {
-          const point& pt = t.points[ts.pos];
-          d = pt.at - ts.prev_at;
-        } else {
-          d = t.work - ts.prev_at;
-        }
-        d = std::max(0.0, d);
-        ++running_;
-        const double share = o_.cores > 0 ? std::max(1.0, static_cast<double>(running_) / o_.cores) : 1.0;
-        d *= share * (1.0 + o_.contention * static_cast<double>(running_ - 1));
-        ws.piece = d;
-        ++ws.epoch;
-        ws.m = mode::running;
-        schedule(w, at + d, evk::piece_done);
-        return;
       }
+      // Nothing to run, or the top task waits for children: our newest entry, else look for work.
       if (!ws.dq.empty()) {
         const std::uint32_t c = ws.dq.back();
         ws.dq.pop_back();
@@ -338,6 +315,21 @@ class simulator {
       schedule(w, at, evk::look);
       return;
     }
+  }
+
+  void run_piece(std::uint32_t w, std::uint32_t i, double at) {
+    wstate& ws = w_[w];
+    const tstate& ts = t_[i];
+    const task& t = g_.tasks[i];
+    double d = ts.pos < t.points.size() ? t.points[ts.pos].at - ts.prev_at : t.work - ts.prev_at;
+    d = std::max(0.0, d);
+    ++running_;
+    const double share = o_.cores > 0 ? std::max(1.0, static_cast<double>(running_) / o_.cores) : 1.0;
+    d *= share * (1.0 + o_.contention * static_cast<double>(running_ - 1));
+    ws.piece = d;
+    ++ws.epoch;
+    ws.m = mode::running;
+    schedule(w, at + d, evk::piece_done);
   }
 
   void piece_done(std::uint32_t w) {
@@ -422,9 +414,7 @@ class simulator {
     }
     const unsigned P = o_.workers;
     double cost = 0;
-    std::uint32_t probes = 0;
     auto try_victim = [&](std::uint32_t v, std::size_t dist) -> bool {
-      ++probes;
       ++attempts_;
       std::deque<std::uint32_t>& vq = w_[v].dq;
       if (vq.empty()) {
@@ -448,20 +438,13 @@ class simulator {
         vq.pop_front();
       }
       ws.last_victim = v;
+      ws.last_dist = dist;
       begin(w, first);
       return true;
     };
-    auto dist_of = [&](std::uint32_t v) -> std::size_t {
-      for (std::size_t d = 0; d < rings_[w].size(); ++d)
-        for (std::uint32_t x : rings_[w][d])
-          if (x == v) return d;
-      return 1;
-    };
     bool got = false;
-    if (ws.last_victim >= 0 && static_cast<unsigned>(ws.last_victim) != w) {
-      const auto lv = static_cast<std::uint32_t>(ws.last_victim);
-      got = try_victim(lv, o_.levels.empty() ? 1 : dist_of(lv));
-    }
+    if (ws.last_victim >= 0 && static_cast<unsigned>(ws.last_victim) != w)
+      got = try_victim(static_cast<std::uint32_t>(ws.last_victim), ws.last_dist);
     // Nearest ring first, each from a random start (flat: one ring of everyone).
     for (std::size_t d = 0; d < rings_[w].size() && !got; ++d) {
       const auto& ring = rings_[w][d];

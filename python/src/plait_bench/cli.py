@@ -582,7 +582,7 @@ def scale(ctx, kernel: str, threads: str | None, rounds: int, costs: Path | None
     kname, args = WORKLOADS[kernel]
     if params:
         args = list(params)
-    ps = _parse_threads(threads) if threads else list(range(1, (os.cpu_count() or 1) + 1))
+    ps = _parse_int_list(threads, "--threads", 4096) if threads else list(range(1, (os.cpu_count() or 1) + 1))
     with tempfile.TemporaryDirectory() as td:
         tr = _scale_call(trace_run, ctx["bins"], kname, args, Path(td) / "t.json")
         ws = _scale_call(workspan, ctx["bins"], tr, cpath)
@@ -603,13 +603,14 @@ def scale(ctx, kernel: str, threads: str | None, rounds: int, costs: Path | None
     out.print(f"wrote {fig}")
 
 
-def _parse_threads(s: str) -> list[int]:
+def _parse_int_list(s: str, option: str, hi: int) -> list[int]:
+    """A comma-separated list of integers 1..hi (sorted, unique), or one line naming `option`."""
     try:
         ps = sorted({int(x) for x in s.split(",")})
     except ValueError:
-        die(f"--threads {s}: expected a comma-separated list of integers 1..4096")
-    if not ps or ps[0] < 1 or ps[-1] > 4096:
-        die(f"--threads {s}: thread counts must be in 1..4096")
+        die(f"{option} {s}: expected a comma-separated list of integers 1..{hi}")
+    if not ps or ps[0] < 1 or ps[-1] > hi:
+        die(f"{option} {s}: the values must be in 1..{hi}")
     return ps
 
 
@@ -663,7 +664,7 @@ def validate(ctx, kernels: str, workers: str, rounds: int, costs: Path | None, o
     if bad or not ks:
         die(f"--kernels {kernels}: unknown {', '.join(bad) or 'empty list'} (accepted: {', '.join(WORKLOADS)})")
     cpath = _costs_path(ctx, costs, required=True)
-    ps = _parse_threads(workers)
+    ps = _parse_int_list(workers, "--workers", 4096)
     vs = _scale_call(do, ctx["bins"], ks, cpath, rounds, ps)
     md = validation_markdown(vs, f"cost model {cpath}, {os.cpu_count()} CPUs, {rounds} interleaved rounds (medians)")
     fig = output or ctx["root"] / "report" / "scale" / "validation.md"
@@ -692,12 +693,7 @@ def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir
     granularity, simulated with the cost model, next to the runs measured here and the seed's numbers."""
     from .scale import plot_projection, project as do
 
-    try:
-        glist = sorted({int(x) for x in gs.split(",")})
-    except ValueError:
-        die(f"--g {gs}: expected a comma-separated list of integers 1..1000000")
-    if not glist or glist[0] < 1 or glist[-1] > 1000000:
-        die(f"--g {gs}: granularities must be in 1..1000000")
+    glist = _parse_int_list(gs, "--g", 1000000)
     cpath = _costs_path(ctx, costs, required=True)
     data = _scale_call(do, ctx["bins"], cpath, glist, workers, rounds, None, topology, steal_ns_levels)
     d = out_dir or ctx["root"] / "report" / "scale"
