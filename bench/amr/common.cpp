@@ -277,6 +277,59 @@ void fill_boundary(const Geom& g, double* b, int dim, int side) {
     for (int q = 1; q <= f.nv; ++q) b[f.at(to, p, q)] = b[f.at(from, p, q)];
 }
 
+std::size_t face_values(const Geom& g, const Op& op) {
+  Face f(g, op.dim);
+  const auto n = static_cast<std::size_t>(f.nu) * static_cast<std::size_t>(f.nv);
+  return op.kind == OpKind::coarse_fine ? n / 4 : n;
+}
+
+void face_pack(const Geom& g, const Op& op, bool a_side, const double* blk, double* out) {
+  Face f(g, op.dim);
+  if (op.kind == OpKind::same) {
+    const int layer = a_side ? f.nd : 1;  // the low block's last interior layer, the high block's first
+    for (int p = 1; p <= f.nu; ++p)
+      for (int q = 1; q <= f.nv; ++q) *out++ = blk[f.at(layer, p, q)];
+    return;
+  }
+  // coarse_fine, as exchange_coarse_fine: the coarse side sends its face cells / 4, the fine side
+  // the sums of its 2x2 face cells, added in the same order.
+  const int side = op.side, hu = f.nu / 2, hv = f.nv / 2;
+  const int cl = side == 1 ? f.nd : 1, fl = side == 1 ? 1 : f.nd;
+  for (int pp = 1; pp <= hu; ++pp)
+    for (int qq = 1; qq <= hv; ++qq) {
+      if (a_side) {
+        *out++ = blk[f.at(cl, op.q[0] * hu + pp, op.q[1] * hv + qq)] / 4.0;
+      } else {
+        double s = 0;
+        for (int a = 0; a < 2; ++a)
+          for (int b = 0; b < 2; ++b) s += blk[f.at(fl, 2 * pp - 1 + a, 2 * qq - 1 + b)];
+        *out++ = s;
+      }
+    }
+}
+
+void face_unpack(const Geom& g, const Op& op, bool a_side, double* blk, const double* in) {
+  Face f(g, op.dim);
+  if (op.kind == OpKind::same) {
+    const int ghost = a_side ? f.nd + 1 : 0;
+    for (int p = 1; p <= f.nu; ++p)
+      for (int q = 1; q <= f.nv; ++q) blk[f.at(ghost, p, q)] = *in++;
+    return;
+  }
+  const int side = op.side, hu = f.nu / 2, hv = f.nv / 2;
+  const int cg = side == 1 ? f.nd + 1 : 0, fg = side == 1 ? 0 : f.nd + 1;
+  for (int pp = 1; pp <= hu; ++pp)
+    for (int qq = 1; qq <= hv; ++qq) {
+      const double x = *in++;
+      if (a_side) {
+        blk[f.at(cg, op.q[0] * hu + pp, op.q[1] * hv + qq)] = x;
+      } else {
+        for (int a = 0; a < 2; ++a)
+          for (int b = 0; b < 2; ++b) blk[f.at(fg, 2 * pp - 1 + a, 2 * qq - 1 + b)] = x;
+      }
+    }
+}
+
 void stencil(const Geom& g, double* v, double* work) {
   std::memcpy(work, v, static_cast<std::size_t>(g.bsize) * sizeof(double));
   const long long s0 = g.stride[0], s1 = g.stride[1];
@@ -288,6 +341,20 @@ void stencil(const Geom& g, double* v, double* work) {
         v[x] = (work[x - s0] + work[x - s1] + work[x - 1] + work[x] + work[x + 1] + work[x + s1] + work[x + s0]) / 7.0;
       }
     }
+}
+
+std::uint64_t hash_block(std::uint64_t h, const Geom& g, int nvars, const double* block) {
+  for (int v = 0; v < nvars; ++v) {
+    const double* p = block + v * g.bsize;
+    for (int i = 1; i <= g.n[0]; ++i)
+      for (int j = 1; j <= g.n[1]; ++j)
+        for (int k = 1; k <= g.n[2]; ++k) {
+          std::uint64_t bits;
+          std::memcpy(&bits, &p[g.idx(i, j, k)], sizeof bits);
+          for (int b = 0; b < 8; ++b) h = (h ^ ((bits >> (8 * b)) & 0xFF)) * 1099511628211ULL;
+        }
+  }
+  return h;
 }
 
 double interior_sum(const Geom& g, const double* v) {
@@ -321,7 +388,7 @@ int Mesh::find(int level, int x, int y, int z) const {
   return it == leaves_.end() ? -1 : it->second;
 }
 
-int Mesh::alloc_slot(int level, int x, int y, int z) {
+int Mesh::alloc_slot(int level, int x, int y, int z, int owner) {
   int slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -332,19 +399,57 @@ int Mesh::alloc_slot(int level, int x, int y, int z) {
     data_.emplace_back();
   }
   auto s = static_cast<std::size_t>(slot);
-  blocks_[s] = Block{level, {x, y, z}, 0, true};
-  if (with_data_) {
-    if (!data_[s]) data_[s] = std::make_unique<double[]>(block_doubles());
-    std::fill_n(data_[s].get(), block_doubles(), 0.0);
-  }
+  blocks_[s] = Block{level, {x, y, z}, owner, true};
+  if (!building_) ensure_data(slot);
   leaves_[key(level, x, y, z)] = slot;
   return slot;
 }
 
+void Mesh::ensure_data(int slot) {
+  auto s = static_cast<std::size_t>(slot);
+  if (!with_data_ || data_[s] || blocks_[s].owner != rank_) return;
+  if (!spare_.empty()) {
+    data_[s] = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    data_[s] = std::make_unique<double[]>(block_doubles());
+  }
+  std::fill_n(data_[s].get(), block_doubles(), 0.0);
+}
+
+void Mesh::set_owner(int slot, int owner) {
+  auto s = static_cast<std::size_t>(slot);
+  blocks_[s].owner = owner;
+  if (owner != rank_ && data_[s]) spare_.push_back(std::move(data_[s]));
+}
+
+void Mesh::set_rank(int rank, int nranks) {
+  rank_ = rank;
+  nranks_ = nranks;
+}
+
+Mesh Mesh::shape() const {
+  Mesh m(o_, false);
+  m.rank_ = rank_;
+  m.nranks_ = nranks_;
+  m.objs_ = objs_;
+  m.blocks_ = blocks_;
+  m.data_.resize(blocks_.size());
+  m.free_ = free_;
+  m.leaves_ = leaves_;
+  m.active_ = active_;
+  m.ops_ = ops_;
+  m.op_start_ = op_start_;
+  m.stats_ = stats_;
+  return m;
+}
+
 void Mesh::free_slot(int slot) {
-  Block& b = blocks_[static_cast<std::size_t>(slot)];
+  auto s = static_cast<std::size_t>(slot);
+  Block& b = blocks_[s];
   leaves_.erase(key(b.level, b.c[0], b.c[1], b.c[2]));
   b.live = false;
+  if (data_[s]) spare_.push_back(std::move(data_[s]));
   free_.push_back(slot);
 }
 
@@ -412,22 +517,31 @@ std::uint64_t mix(std::uint64_t x) {
 }
 }  // namespace
 
-void Mesh::init() {
+void Mesh::init_structure() {
+  building_ = true;
   blocks_.clear();
   data_.clear();
+  spare_.clear();
   free_.clear();
+  merge_log_.clear();
   leaves_.clear();
   stats_ = {};
   for (int z = 0; z < dims_[2]; ++z)
     for (int y = 0; y < dims_[1]; ++y)
-      for (int x = 0; x < dims_[0]; ++x) alloc_slot(0, x, y, z);
+      for (int x = 0; x < dims_[0]; ++x) alloc_slot(0, x, y, z, 0);
   rebuild();
   for (long long r = 0; r < o_.num_refine; ++r)
     if (!adapt_pass()) break;
   stats_ = MeshStats{};
   stats_.max_blocks_used = static_cast<long long>(active_.size());
+  building_ = false;
+}
+
+void Mesh::init_values() {
   if (!with_data_) return;
   for (int slot : active_) {
+    if (!mine(slot)) continue;
+    ensure_data(slot);
     const Block& b = blocks_[static_cast<std::size_t>(slot)];
     for (int v = 0; v < nvars_; ++v) {
       double* p = var(slot, v);
@@ -447,7 +561,8 @@ void Mesh::init() {
 
 void Mesh::split(int slot) {
   const Block b = blocks_[static_cast<std::size_t>(slot)];
-  if (with_data_) {
+  const bool data = data_[static_cast<std::size_t>(slot)] != nullptr;  // this rank's block, with data
+  if (data) {
     scratch_.assign(block_doubles(), 0.0);
     std::memcpy(scratch_.data(), block_data(slot), block_doubles() * sizeof(double));
   }
@@ -456,8 +571,8 @@ void Mesh::split(int slot) {
   for (int oz = 0; oz < 2; ++oz)
     for (int oy = 0; oy < 2; ++oy)
       for (int ox = 0; ox < 2; ++ox) {
-        int ch = alloc_slot(b.level + 1, 2 * b.c[0] + ox, 2 * b.c[1] + oy, 2 * b.c[2] + oz);
-        if (!with_data_) continue;
+        int ch = alloc_slot(b.level + 1, 2 * b.c[0] + ox, 2 * b.c[1] + oy, 2 * b.c[2] + oz, b.owner);
+        if (!data) continue;
         for (int v = 0; v < nvars_; ++v) {
           const double* src = scratch_.data() + v * g_.bsize;
           double* dst = var(ch, v);
@@ -473,12 +588,18 @@ void Mesh::split(int slot) {
 void Mesh::merge(int level, int px, int py, int pz) {
   const int L = level + 1;
   const int hx = g_.n[0] / 2, hy = g_.n[1] / 2, hz = g_.n[2] / 2;
-  if (with_data_) scratch_.assign(block_doubles(), 0.0);
+  // The parent goes to the first child's owner; in distributed mode the caller moved the other
+  // children there before the pass (their data must be here when the parent is ours).
+  const int owner = blocks_[static_cast<std::size_t>(find(L, 2 * px, 2 * py, 2 * pz))].owner;
+  const bool data = with_data_ && !building_ && owner == rank_;
+  if (data) scratch_.assign(block_doubles(), 0.0);
   for (int oz = 0; oz < 2; ++oz)
     for (int oy = 0; oy < 2; ++oy)
       for (int ox = 0; ox < 2; ++ox) {
         int ch = find(L, 2 * px + ox, 2 * py + oy, 2 * pz + oz);
-        if (with_data_)
+        if (data) {
+          if (!data_[static_cast<std::size_t>(ch)])
+            throw std::logic_error("amr: merging a family whose blocks are not all on this rank");
           for (int v = 0; v < nvars_; ++v) {
             const double* src = var(ch, v);
             double* dst = scratch_.data() + v * g_.bsize;
@@ -487,10 +608,12 @@ void Mesh::merge(int level, int px, int py, int pz) {
                 for (int k = 1; k <= g_.n[2]; ++k)
                   dst[g_.idx(ox * hx + (i + 1) / 2, oy * hy + (j + 1) / 2, oz * hz + (k + 1) / 2)] += src[g_.idx(i, j, k)];
           }
+        }
         free_slot(ch);
       }
-  int p = alloc_slot(level, px, py, pz);
-  if (with_data_) std::memcpy(block_data(p), scratch_.data(), block_doubles() * sizeof(double));
+  int p = alloc_slot(level, px, py, pz, owner);
+  if (data) std::memcpy(block_data(p), scratch_.data(), block_doubles() * sizeof(double));
+  merge_log_.push_back({level, px, py, pz});
   ++stats_.coarsenings;
 }
 
@@ -513,11 +636,13 @@ bool Mesh::try_merge_family(int level, int px, int py, int pz) {
   return true;
 }
 
-void Mesh::adapt() {
+void Mesh::adapt(const std::function<void(Mesh&)>& prepare) {
   ++stats_.adapt_steps;
   const long long passes = o_.block_change == 0 ? o_.num_refine : o_.block_change;
-  for (long long p = 0; p < passes; ++p)
+  for (long long p = 0; p < passes; ++p) {
+    if (prepare) prepare(*this);
     if (!adapt_pass()) break;
+  }
 }
 
 bool Mesh::adapt_pass() {
@@ -798,19 +923,8 @@ void Sim::verify(plait_bench::Record& rec) const {
   rec.stat("checksum_sum_exact", num(total));  // all 17 digits, for comparisons across runs
   // FNV-1a over the bytes of every interior value in block order: equal on every variant and
   // runtime (the cell updates are deterministic; only checksum sums may be ordered differently).
-  std::uint64_t h = 1469598103934665603ULL;
-  const Geom& g = mesh_.geom();
-  for (int slot : mesh_.active())
-    for (int v = 0; v < nvars(); ++v) {
-      const double* p = mesh_.var(slot, v);
-      for (int i = 1; i <= g.n[0]; ++i)
-        for (int j = 1; j <= g.n[1]; ++j)
-          for (int k = 1; k <= g.n[2]; ++k) {
-            std::uint64_t bits;
-            std::memcpy(&bits, &p[g.idx(i, j, k)], sizeof bits);
-            for (int b = 0; b < 8; ++b) h = (h ^ ((bits >> (8 * b)) & 0xFF)) * 1099511628211ULL;
-          }
-    }
+  std::uint64_t h = kHashSeed;
+  for (int slot : mesh_.active()) h = hash_block(h, mesh_.geom(), nvars(), mesh_.block_data(slot));
   char hex[20];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   rec.stat("data_hash", std::string(hex));

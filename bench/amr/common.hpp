@@ -9,14 +9,17 @@
 // refined where objects cross them (at most num_refine levels, face neighbours differ by at most
 // one level) and coarsened when all 8 siblings may be.
 //
-// Block distribution: every block has an owner rank (Mesh::owner, all 0 in this shared-memory
-// version) and the rank's block list (Mesh::active) is what the phases iterate over; a comm op
-// whose two blocks have different owners is where an MPI version would send/receive.
+// Block distribution: every block has an owner rank (Block::owner, all 0 in one process). In
+// distributed mode (set_rank, amr-mpi) every rank keeps the whole structure -- every leaf, its
+// owner, the comm ops, a few bytes per block, decided identically on every rank because refinement
+// depends on the objects only -- and data only for the blocks it owns; a comm op whose two blocks
+// have different owners is a message (docs/amr.md, "On ranks").
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -106,6 +109,17 @@ struct Op {
 void exchange_same(const Geom& g, double* lo, double* hi, int dim);
 void exchange_coarse_fine(const Geom& g, double* coarse, double* fine, int dim, int side, int q0, int q1);
 void fill_boundary(const Geom& g, double* b, int dim, int side);
+// One side of an exchange whose two blocks are on different ranks. `a_side`: this rank holds op.a
+// (same: the low block; coarse_fine: the coarse one), else op.b. face_pack writes what the other
+// side needs (face_values(g, op) doubles), face_unpack stores what the other side packed into this
+// side's ghost cells: both sides together compute exactly what exchange_same / exchange_coarse_fine
+// compute in one process (same operations in the same order, so the same bits).
+std::size_t face_values(const Geom& g, const Op& op);
+void face_pack(const Geom& g, const Op& op, bool a_side, const double* blk, double* out);
+void face_unpack(const Geom& g, const Op& op, bool a_side, double* blk, const double* in);
+// FNV-1a step over the bytes of a block's interior values, variable by variable (the data_hash).
+std::uint64_t hash_block(std::uint64_t h, const Geom& g, int nvars, const double* block);
+constexpr std::uint64_t kHashSeed = 1469598103934665603ULL;
 // 7-point stencil on one variable's interior; `work` holds at least g.bsize doubles.
 void stencil(const Geom& g, double* v, double* work);
 // Sum of one variable's interior cells (fixed order).
@@ -130,13 +144,35 @@ class Mesh {
   // with_data = false: structure only (used to check max_blocks before anything is timed).
   Mesh(const Options& o, bool with_data);
 
-  // Initial mesh: root blocks, then num_refine refinement passes, then the initial values.
-  void init();
+  // Distributed mode: this process is rank `rank` of `nranks`; only blocks it owns have data.
+  // Call before init_structure(). Default: rank 0 of 1 (every block owned, all data here).
+  void set_rank(int rank, int nranks);
+  int rank() const { return rank_; }
+  bool mine(int slot) const { return blocks_[static_cast<std::size_t>(slot)].owner == rank_; }
+
+  // Initial mesh: root blocks, then num_refine refinement passes, then the initial values. In two
+  // steps for the distributed mode: the structure (no data yet), then owners may be changed
+  // (set_owner), then init_values() allocates and fills the owned blocks.
+  void init() {
+    init_structure();
+    init_values();
+  }
+  void init_structure();
+  void init_values();
+  // Sets a block's owner: data is freed when the block stops being this rank's; a block that
+  // becomes this rank's gets data with ensure_data() (before a receive writes it).
+  void set_owner(int slot, int owner);
+  void ensure_data(int slot);
+  // A copy of the structure without data (planning a pass before the data moves).
+  Mesh shape() const;
+  // Families merged since the last clear: (parent level, x, y, z), in merge order.
+  std::vector<std::array<int, 4>>& merge_log() { return merge_log_; }
   // Moves the objects one timestep.
   void move_objects();
   // One refinement step: block_change passes (0: num_refine) of adapt_pass(), stopping early
-  // when a pass changes nothing.
-  void adapt();
+  // when a pass changes nothing. `prepare`, if given, runs before each pass (amr-mpi gathers the
+  // families the pass will merge onto one rank there).
+  void adapt(const std::function<void(Mesh&)>& prepare = {});
   // One pass: refine by one level where objects cross, balance, then coarsen families by one
   // level. Returns whether the mesh changed. Throws usage_error if max_blocks would be exceeded.
   bool adapt_pass();
@@ -145,6 +181,7 @@ class Mesh {
   double* var(int slot, int v) { return data_[static_cast<std::size_t>(slot)].get() + v * g_.bsize; }
   const double* var(int slot, int v) const { return data_[static_cast<std::size_t>(slot)].get() + v * g_.bsize; }
   double* block_data(int slot) { return data_[static_cast<std::size_t>(slot)].get(); }
+  const double* block_data(int slot) const { return data_[static_cast<std::size_t>(slot)].get(); }
   std::size_t block_doubles() const { return static_cast<std::size_t>(nvars_ * g_.bsize); }
 
   // This rank's blocks (sorted by level, then coordinates) and the comm ops: all ops and, for
@@ -171,7 +208,7 @@ class Mesh {
  private:
   bool hit(const Block& b) const;
   std::uint64_t key(int level, int x, int y, int z) const;
-  int alloc_slot(int level, int x, int y, int z);
+  int alloc_slot(int level, int x, int y, int z, int owner);
   void free_slot(int slot);
   int extent(int d, int level) const { return dims_[d] << level; }
   // Leaf at or above (level, c) (an ancestor), -1 if the region is refined further or outside.
@@ -186,8 +223,12 @@ class Mesh {
   int dims_[3];
   std::vector<Object> objs_;
   std::vector<Block> blocks_;
-  std::vector<std::unique_ptr<double[]>> data_;
+  std::vector<std::unique_ptr<double[]>> data_;  // non-null: a live block of this rank (with_data)
+  std::vector<std::unique_ptr<double[]>> spare_;  // buffers of freed blocks, for reuse
   std::vector<int> free_;
+  int rank_ = 0, nranks_ = 1;
+  bool building_ = false;  // init_structure: no data yet
+  std::vector<std::array<int, 4>> merge_log_;
   std::unordered_map<std::uint64_t, int> leaves_;
   std::vector<int> active_;
   std::vector<Op> ops_;
