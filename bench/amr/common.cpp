@@ -826,12 +826,10 @@ void Sim::reset() {
   mesh_.init();
   const auto nv = static_cast<std::size_t>(nvars());
   bsum_.assign(static_cast<std::size_t>(o_.max_blocks) * nv, 0.0);
-  init_sum_.assign(nv, 0.0);
+  std::vector<double> init(nv, 0.0);
   for (int v = 0; v < nvars(); ++v)
-    for (int slot : mesh_.active()) init_sum_[static_cast<std::size_t>(v)] += interior_sum(mesh_.geom(), mesh_.var(slot, v));
-  prev_sum_ = init_sum_;
-  failure_.clear();
-  checks_ = 0;
+    for (int slot : mesh_.active()) init[static_cast<std::size_t>(v)] += interior_sum(mesh_.geom(), mesh_.var(slot, v));
+  cs_.start(std::move(init));
   injected_ = false;
 }
 
@@ -860,26 +858,58 @@ double Sim::ordered_sum(int v) const {
   return s;
 }
 
-namespace {
-std::string num(double x) {
+std::string exact(double x) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
 }
-}  // namespace
 
-void Sim::validate(long long stage, int v, double sum) {
-  ++checks_;
-  auto& prev = prev_sum_[static_cast<std::size_t>(v)];
-  const double init = init_sum_[static_cast<std::size_t>(v)];
-  if (failure_.empty()) {
-    const double tol = 1e-8;
-    if (!(std::fabs(sum - prev) <= tol * std::fabs(prev)) || !(std::fabs(sum - init) <= tol * std::fabs(init)))
-      failure_ = "checksum of variable " + std::to_string(v) + " at stage " + std::to_string(stage) + " is " + num(sum) +
-                 ", previous " + num(prev) + ", initial " + num(init) + " (relative tolerance 1e-8)";
-  }
-  prev = sum;
+void Checksums::start(std::vector<double> initial) {
+  init = std::move(initial);
+  prev = init;
+  failure.clear();
+  checks = 0;
 }
+
+void Checksums::validate(long long stage, int v, double sum) {
+  ++checks;
+  double& p = prev[static_cast<std::size_t>(v)];
+  const double i0 = init[static_cast<std::size_t>(v)];
+  if (failure.empty()) {
+    const double tol = 1e-8;
+    if (!(std::fabs(sum - p) <= tol * std::fabs(p)) || !(std::fabs(sum - i0) <= tol * std::fabs(i0)))
+      failure = "checksum of variable " + std::to_string(v) + " at stage " + std::to_string(stage) + " is " + exact(sum) +
+                ", previous " + exact(p) + ", initial " + exact(i0) + " (relative tolerance 1e-8)";
+  }
+  p = sum;
+}
+
+void Checksums::report(plait_bench::Record& rec, const Mesh& m, const Options& o, const std::string& how) const {
+  rec.check(failure.empty(), failure.empty() ? std::to_string(checks) + " checksums " + how : failure);
+  double total = 0, initial = 0;
+  for (std::size_t v = 0; v < prev.size(); ++v) {
+    total += prev[v];
+    initial += init[v];
+  }
+  const auto& st = m.stats();
+  rec.stat("blocks", static_cast<long long>(m.active().size()));
+  rec.stat("max_blocks_used", st.max_blocks_used);
+  rec.stat("refinements", st.refinements);
+  rec.stat("coarsenings", st.coarsenings);
+  rec.stat("adapt_steps", st.adapt_steps);
+  rec.stat("stages", o.num_tsteps * o.stages_per_ts);
+  rec.stat("checksums", checks);
+  rec.stat("comm_ops", static_cast<long long>(m.ops().size()));
+  rec.stat("checksum_v0", prev.empty() ? 0.0 : prev[0]);
+  rec.stat("checksum_sum", total);
+  rec.stat("initial_checksum_sum", initial);
+  rec.stat("checksum_sum_exact", exact(total));
+  std::string lv;
+  for (int c : m.level_counts()) lv += (lv.empty() ? "" : "/") + std::to_string(c);
+  rec.stat("blocks_per_level", lv);
+}
+
+void Sim::validate(long long stage, int v, double sum) { cs_.validate(stage, v, sum); }
 
 void Sim::end_timestep(long long ts) {
   mesh_.move_objects();
@@ -889,7 +919,7 @@ void Sim::end_timestep(long long ts) {
 void Sim::finish() {
   if (o_.inject_error && !injected_ && !mesh_.active().empty()) {
     const int slot = mesh_.active().front();
-    mesh_.var(slot, 0)[mesh_.geom().idx(1, 1, 1)] += 1e-6 * std::fabs(init_sum_[0]) + 1.0;
+    mesh_.var(slot, 0)[mesh_.geom().idx(1, 1, 1)] += 1e-6 * std::fabs(cs_.init[0]) + 1.0;
     injected_ = true;
   }
   for (int v = 0; v < nvars(); ++v) {
@@ -899,28 +929,7 @@ void Sim::finish() {
 }
 
 void Sim::verify(plait_bench::Record& rec) const {
-  const auto& st = mesh_.stats();
-  rec.check(failure_.empty(), failure_.empty() ? std::to_string(checks_) +
-                                                     " checksums (every checksum_freq stages and at the end) within "
-                                                     "1e-8 of the previous and the initial ones"
-                                               : failure_);
-  double total = 0, init = 0;
-  for (std::size_t v = 0; v < prev_sum_.size(); ++v) {
-    total += prev_sum_[v];
-    init += init_sum_[v];
-  }
-  rec.stat("blocks", static_cast<long long>(mesh_.active().size()));
-  rec.stat("max_blocks_used", st.max_blocks_used);
-  rec.stat("refinements", st.refinements);
-  rec.stat("coarsenings", st.coarsenings);
-  rec.stat("adapt_steps", st.adapt_steps);
-  rec.stat("stages", o_.num_tsteps * o_.stages_per_ts);
-  rec.stat("checksums", checks_);
-  rec.stat("comm_ops", static_cast<long long>(mesh_.ops().size()));
-  rec.stat("checksum_v0", prev_sum_.empty() ? 0.0 : prev_sum_[0]);
-  rec.stat("checksum_sum", total);
-  rec.stat("initial_checksum_sum", init);
-  rec.stat("checksum_sum_exact", num(total));  // all 17 digits, for comparisons across runs
+  cs_.report(rec, mesh_, o_, "(every checksum_freq stages and at the end) within 1e-8 of the previous and the initial ones");
   // FNV-1a over the bytes of every interior value in block order: equal on every variant and
   // runtime (the cell updates are deterministic; only checksum sums may be ordered differently).
   std::uint64_t h = kHashSeed;
@@ -928,9 +937,6 @@ void Sim::verify(plait_bench::Record& rec) const {
   char hex[20];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   rec.stat("data_hash", std::string(hex));
-  std::string lv;
-  for (int c : mesh_.level_counts()) lv += (lv.empty() ? "" : "/") + std::to_string(c);
-  rec.stat("blocks_per_level", lv);
 }
 
 void run_serial(Sim& sim) {

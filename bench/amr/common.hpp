@@ -237,6 +237,21 @@ class Mesh {
   MeshStats stats_;
 };
 
+// Checksum bookkeeping, shared by Sim and amr-mpi: every checksum is compared with the previous
+// one and the initial one (relative tolerance 1e-8); the first failure is kept, nothing throws.
+struct Checksums {
+  std::vector<double> init, prev;
+  std::string failure;
+  long long checks = 0;
+  void start(std::vector<double> initial);
+  void validate(long long stage, int v, double sum);
+  // The verdict (`how`: what was checked, said when all passed) and the statistics every amr
+  // binary reports about the mesh and the checksums (data_hash excepted).
+  void report(plait_bench::Record& rec, const Mesh& m, const Options& o, const std::string& how) const;
+};
+// All 17 digits of x, for comparisons across runs.
+std::string exact(double x);
+
 // The simulation state shared by every runtime: mesh, stage bookkeeping and checksum checks.
 class Sim {
  public:
@@ -273,14 +288,13 @@ class Sim {
   // After the timed run: exit 1 on any checksum failure; stats into the record.
   void verify(plait_bench::Record& rec) const;
 
-  long long checksums_done() const { return checks_; }
+  long long checksums_done() const { return cs_.checks; }
 
  private:
   Options o_;
   Mesh mesh_;
-  std::vector<double> init_sum_, prev_sum_, bsum_;
-  std::string failure_;
-  long long checks_ = 0;
+  std::vector<double> bsum_;
+  Checksums cs_;
   bool injected_ = false;
 };
 

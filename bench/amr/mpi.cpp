@@ -241,11 +241,9 @@ class DistSim {
     std::vector<double> local(static_cast<std::size_t>(nvars()), 0.0);
     for (int v = 0; v < nvars(); ++v)
       for (int slot : share_.mine) local[static_cast<std::size_t>(v)] += amr::interior_sum(mesh_.geom(), mesh_.var(slot, v));
-    init_sum_.assign(local.size(), 0.0);
-    MPI_Allreduce(local.data(), init_sum_.data(), nvars(), MPI_DOUBLE, MPI_SUM, comm_);
-    prev_sum_ = init_sum_;
-    failure_.clear();
-    checks_ = 0;
+    std::vector<double> init(local.size(), 0.0);
+    MPI_Allreduce(local.data(), init.data(), nvars(), MPI_DOUBLE, MPI_SUM, comm_);
+    cs_.start(std::move(init));
     migrated_ = 0;
     messages_ = 0;
     refine_s_ = 0;
@@ -263,18 +261,7 @@ class DistSim {
   }
   void size_sums() { bsum_.assign(share_.mine.size() * static_cast<std::size_t>(nvars()), 0.0); }
 
-  void validate(long long stage, int v, double sum) {
-    ++checks_;
-    auto& prev = prev_sum_[static_cast<std::size_t>(v)];
-    const double init = init_sum_[static_cast<std::size_t>(v)];
-    if (failure_.empty()) {
-      const double tol = 1e-8;
-      if (!(std::fabs(sum - prev) <= tol * std::fabs(prev)) || !(std::fabs(sum - init) <= tol * std::fabs(init)))
-        failure_ = "checksum of variable " + std::to_string(v) + " at stage " + std::to_string(stage) + " is " +
-                   num(sum) + ", previous " + num(prev) + ", initial " + num(init) + " (relative tolerance 1e-8)";
-    }
-    prev = sum;
-  }
+  void validate(long long stage, int v, double sum) { cs_.validate(stage, v, sum); }
 
   // End of a timestep (every rank together): move objects, maybe refine, deal the blocks out
   // again, rebuild this rank's share.
@@ -294,7 +281,7 @@ class DistSim {
   void finish(plait_bench::Record& rec) {
     const auto& act = mesh_.active();
     if (o_.inject_error && !act.empty() && mesh_.mine(act.front()))
-      mesh_.var(act.front(), 0)[mesh_.geom().idx(1, 1, 1)] += 1e-6 * std::fabs(init_sum_[0]) + 1.0;
+      mesh_.var(act.front(), 0)[mesh_.geom().idx(1, 1, 1)] += 1e-6 * std::fabs(cs_.init[0]) + 1.0;
     const int count = static_cast<int>(mesh_.block_doubles());
     std::vector<double> buf(rank_ == 0 ? mesh_.block_doubles() : 0);
     std::vector<double> final_sum(static_cast<std::size_t>(nvars()), 0.0);
@@ -317,58 +304,30 @@ class DistSim {
     if (rank_ == 0)
       for (int v = 0; v < nvars(); ++v) validate(-1, v, final_sum[static_cast<std::size_t>(v)]);
     // Rank 0's verdict is everyone's (its sums are the reference order's).
-    int len = static_cast<int>(failure_.size());
+    int len = static_cast<int>(cs_.failure.size());
     MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
-    failure_.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(failure_.data(), len, MPI_CHAR, 0, comm_);
-    rec.check(failure_.empty(), failure_.empty() ? std::to_string(checks_) +
-                                                       " checksums (every checksum_freq stages, MPI_Allreduce; the "
-                                                       "final one in the serial order) within 1e-8 of the previous "
-                                                       "and the initial ones"
-                                                 : failure_);
-    const auto& st = mesh_.stats();
-    double total = 0, init = 0;
-    for (std::size_t v = 0; v < prev_sum_.size(); ++v) {
-      total += prev_sum_[v];
-      init += init_sum_[v];
-    }
+    cs_.failure.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(cs_.failure.data(), len, MPI_CHAR, 0, comm_);
+    cs_.report(rec, mesh_, o_,
+               "(every checksum_freq stages, MPI_Allreduce; the final one in the serial order) within 1e-8 of the "
+               "previous and the initial ones");
     long long sums[3] = {migrated_, messages_, share_.remote_faces}, tot[3];
     MPI_Reduce(sums, tot, 3, MPI_LONG_LONG, MPI_SUM, 0, comm_);
     double refine_max = 0;
     MPI_Reduce(&refine_s_, &refine_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm_);
     rec.stat("refine_s", refine_max);  // refinement, gathers and migration (timed, the slowest rank)
     rec.stat("ranks", nranks_);
-    rec.stat("blocks", static_cast<long long>(act.size()));
-    rec.stat("max_blocks_used", st.max_blocks_used);
-    rec.stat("refinements", st.refinements);
-    rec.stat("coarsenings", st.coarsenings);
-    rec.stat("adapt_steps", st.adapt_steps);
-    rec.stat("stages", o_.num_tsteps * o_.stages_per_ts);
-    rec.stat("checksums", checks_);
-    rec.stat("comm_ops", static_cast<long long>(mesh_.ops().size()));
     rec.stat("blocks_migrated", tot[0]);  // by the gathers before merges and the rebalancing
     rec.stat("messages", tot[1]);         // ghost messages sent, all ranks
     rec.stat("remote_faces_end", tot[2] / 2);
-    rec.stat("checksum_v0", prev_sum_.empty() ? 0.0 : prev_sum_[0]);
-    rec.stat("checksum_sum", total);
-    rec.stat("initial_checksum_sum", init);
-    rec.stat("checksum_sum_exact", num(total));
     char hex[20];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     rec.stat("data_hash", std::string(rank_ == 0 ? hex : ""));
-    std::string lv;
-    for (int c : mesh_.level_counts()) lv += (lv.empty() ? "" : "/") + std::to_string(c);
-    rec.stat("blocks_per_level", lv);
   }
 
   long long messages_ = 0;
 
  private:
-  static std::string num(double x) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-  }
   int finest() const { return static_cast<int>(o_.num_refine); }
 
   amr::Options o_;
@@ -376,9 +335,9 @@ class DistSim {
   int rank_, nranks_;
   MPI_Comm comm_;
   Share share_;
-  std::vector<double> init_sum_, prev_sum_, bsum_;
-  std::string failure_;
-  long long checks_ = 0, migrated_ = 0;
+  std::vector<double> bsum_;
+  amr::Checksums cs_;
+  long long migrated_ = 0;
   double refine_s_ = 0;
 };
 
