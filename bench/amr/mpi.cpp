@@ -571,8 +571,7 @@ int main(int argc, char** argv) {
     long long window = 1;
     amr::add_options(cli, o, argc, argv);
     cli.add_int("window", &window, 0, 1000000,
-                "task-2: stages whose tasks are added before the group waits for them (0: a whole timestep) "
-                "[0..1000000, default 1]");
+                "task-2: stages whose tasks are added before the group waits for them (0: a whole timestep)");
     cli.parse();
     amr::finish_options(o);
     const amr::Variant var = amr::parse_variant(o.variant);

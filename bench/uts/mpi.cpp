@@ -410,18 +410,16 @@ int main(int argc, char** argv) {
   const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
     long long chunk = 20, poll = 16, delay = 0, poll_us = 1000;
     bool hybrid = false;
-    cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack) [1..1048576, default 20]");
-    cli.add_int("poll", &poll, 1, 1 << 20, "nodes expanded between looks for requests [1..1048576, default 16]");
+    cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack)");
+    cli.add_int("poll", &poll, 1, 1 << 20, "nodes expanded between looks for requests");
     cli.add_int("delay-us", &delay, 0, 100000,
                 "stress: a random delay of up to this many microseconds before each message is handled, "
-                "each token pass and each look of a waiting rank (termination detection under delays) "
-                "[0..100000, default 0: off]");
+                "each token pass and each look of a waiting rank (termination detection under delays; 0: off)");
     cli.add_flag("hybrid", &hybrid,
                  "every rank runs a Plait pool of --threads workers; ranks steal from each other when their "
                  "workers ran dry (default: one thread per rank, pure MPI)");
     cli.add_int("poll-us", &poll_us, 1, 100000,
-                "hybrid: microseconds between the main thread's looks for messages while the workers run "
-                "[1..100000, default 1000]");
+                "hybrid: microseconds between the main thread's looks for messages while the workers run");
     const uts::Config cfg = uts::configure(cli, argc, argv);
     if (cli.threads != 1 && !hybrid)
       throw plait_bench::usage_error("--threads " + std::to_string(cli.threads) +

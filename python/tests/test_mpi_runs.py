@@ -93,3 +93,94 @@ def test_mpi_is_built_by_gcc_only():
     assert parse_runtime("mpi") == ("mpi", "")
     with pytest.raises(ValueError, match="mpi is built only by gcc"):
         parse_runtime("mpi@clang")
+
+
+GRID = """
+[study]
+name = "hybrid-grid"
+rounds = 6
+warmup = 0
+seed = 5
+pin = "none"
+
+[[benchmark]]
+kernel = "uts"
+runtimes = ["serial", "plait", "mpi"]
+ranks = [1, 2]
+threads = [1, 2]
+params = { tree = "T3" }
+runtime_params = { mpi = { hybrid = [true] } }
+"""
+
+
+def test_a_ranks_list_makes_a_ranks_by_threads_grid(mpi_env):
+    """ranks × threads per rank for the MPI runs (P = their product), 1 × P for the others; each
+    shape launched as R processes of T workers, stored as its own series, tabled, paired and drawn."""
+    from plait_bench.sweep import config_of
+
+    tmp, env, _ = mpi_env
+    study = tmp / "grid.toml"
+    study.write_text(textwrap.dedent(GRID))
+    r = _pb(["run", str(study), "--no-summary"], env)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(tmp / "r.db")
+    con.row_factory = sqlite3.Row
+    rows = con.execute("SELECT * FROM runs WHERE runtime = 'mpi'").fetchall()
+    shapes = {}
+    for x in rows:
+        assert x["status"] == "ok", x["message"]
+        st = json.loads(x["stats_json"])
+        shapes.setdefault((x["series"], x["threads"]), set()).add((st["ranks"], st["threads_per_rank"]))
+        assert f"-np {st['ranks']} " in x["command"] and f"--threads {st['threads_per_rank']} " in x["command"]
+        assert "--hybrid" in x["command"]
+    assert shapes == {("mpi[hybrid=1]", 1): {(1, 1)}, ("mpi[hybrid=1]", 2): {(2, 1)},
+                      ("mpi[hybrid=1,workers=2]", 2): {(1, 2)}, ("mpi[hybrid=1,workers=2]", 4): {(2, 2)}}
+    assert all(len(x) == 1 for x in shapes.values())
+    # a resumed session rebuilds each configuration, rank count included, from the database alone
+    for p in con.execute("SELECT * FROM planned_runs").fetchall():
+        assert config_of(p).key == p["config_key"]
+    r = _pb(["report", "--out", str(tmp / "rep")], env)
+    assert r.returncode == 0, r.stderr
+    md = (tmp / "rep" / "index.md").read_text()
+    assert "| mpi[hybrid=1,workers=2] | 2 | 1 × 2 |" in md and "| mpi[hybrid=1] | 2 | 2 × 1 |" in md
+    assert "| mpi[hybrid=1,workers=2] | 4 | 2 × 2 |" in md and "| plait | 2 | 1 × 2 |" in md
+    # the two shapes at P = 2 paired round by round (the fake's times are computed, so every round's
+    # ratio is the same and the interval is a point)
+    t21, t12 = (con.execute("SELECT MAX(time_s) FROM runs WHERE series = ? AND threads = 2", (s,)).fetchone()[0]
+                for s in ("mpi[hybrid=1]", "mpi[hybrid=1,workers=2]"))
+    want = t21 / t12
+    line = next(ln for ln in md.splitlines() if "2 × 1 over 1 × 2" in ln)
+    assert line == (f"| mpi[hybrid=1] | 2 | 2 × 1 over 1 × 2 | ×{want:.3f} | 6 | {want:.3f}–{want:.3f} | "
+                    f"{'within' if abs(want - 1) < 0.09 else 'outside'} ±10 % |")
+    assert (tmp / "rep" / "ranks_uts.png").stat().st_size > 1000 and "ranks_uts.png" in md
+
+
+def test_a_run_of_another_shape_than_asked_is_an_error(mpi_env):
+    tmp, env, study = mpi_env
+    env["FAKE_MPI_WRONG_RANKS"] = "1"
+    r = _pb(["run", str(study), "--no-summary"], env)
+    assert r.returncode == 1
+    con = sqlite3.connect(tmp / "r.db")
+    msgs = {m for (m,) in con.execute("SELECT message FROM runs WHERE runtime = 'mpi'")}
+    assert msgs == {f"the run reports ranks = {p + 1}, not the {p} asked for" for p in (1, 2, 4)}
+
+
+@pytest.mark.parametrize("change, expect", [
+    ('runtimes = ["serial", "plait"]', "ranks: only MPI runs have ranks, and this benchmark's runtimes (serial, "
+                                       "plait) have none"),
+    ('ranks = "two"', "ranks: 'two' is not a rank list; accepted: an integer >= 1"),
+    ("ranks = [0]", "ranks: [0] asks for 0 ranks; accepted: 1..4096"),
+    ("ranks = [4096]", "4096 ranks × 2 threads is 8192 processing elements; accepted: at most 4096"),
+])
+def test_bad_ranks_are_one_line(mpi_env, change, expect):
+    tmp, env, _ = mpi_env
+    text = textwrap.dedent(GRID)
+    key = change.split(" = ")[0]
+    text = "\n".join(change if ln.startswith(key + " = ") else ln for ln in text.splitlines()
+                     if key != "runtimes" or not ln.startswith("runtime_params"))  # no mpi: no mpi parameters
+    study = tmp / "bad.toml"
+    study.write_text(text)
+    r = _pb(["plan", str(study)], env)
+    assert r.returncode == 2
+    assert expect in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
+    assert not (tmp / "r.db").exists()

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 from .analysis import Dataset, Run, Summary
 from .runner import FAILED_STATUSES
+from .study import WORKERS_TAG, workers_of
 
 AMR_KERNELS = ("amr",)
 VARIANTS = ("loop", "loop-dyn", "task-1", "task-2")
 REFERENCE = "loop"
-RUNTIME_ORDER = {"plait": 0, "gomp": 1, "libomp": 2, "tbb": 3}
+RUNTIME_ORDER = {"plait": 0, "gomp": 1, "libomp": 2, "tbb": 3, "mpi": 4}
 # per-thread utilisation counters a binary might report: util_0, utilisation_t1, util_worker2, ...
 _UTIL_RE = re.compile(r"^(?:util|utilisation|utilization)[_\-]?(?:t|w|thread|worker)?[_\-]?(\d+)$")
 
@@ -48,8 +49,12 @@ def run_case(r: Run) -> tuple[tuple[str, str], ...]:
 
 def run_line(r: Run) -> str:
     """The runtime label of a run: the runtime plus runtime-only parameters other than the variant
-    (e.g. a Plait steal policy); plain 'plait', 'gomp', 'libomp' in studies/amr.toml."""
+    (e.g. a Plait steal policy); plain 'plait', 'gomp', 'libomp' in studies/amr.toml. MPI runs of
+    several workers per rank keep their series' workers tag (``mpi[workers=2]``): a P of 2 ranks × 1
+    and one of 1 rank × 2 are different lines."""
     extra = [f"{k}={r.params[k]}" for k in sorted(r.params) if k not in r.base and k != "variant"]
+    if workers_of(r.series) > 1:
+        extra.append(f"{WORKERS_TAG}={workers_of(r.series)}")
     return r.runtime + (f"[{','.join(extra)}]" if extra else "")
 
 

@@ -217,7 +217,8 @@ def plan(ctx, study: str, rounds: int | None) -> None:
         t.add_column(c)
     for c in sorted(st.configs, key=lambda c: c.key):
         exe = ctx["bins"].binary(c.kernel, c.runtime, c.compiler)
-        t.add_row(c.kernel, escape(c.series), str(c.threads), escape(" ".join(f"{k}={v}" for k, v in c.params)),
+        shape = f" = {c.ranks}×{c.workers_per_rank}" if c.ranks else ""  # an MPI run's ranks × threads per rank
+        t.add_row(c.kernel, escape(c.series), f"{c.threads}{shape}", escape(" ".join(f"{k}={v}" for k, v in c.params)),
                   escape(str(exe)) if exe.is_file() else f"[red]MISSING {escape(str(exe))}[/]")
     out.print(t)
     s = st.settings

@@ -142,7 +142,7 @@ KNOWN_KERNELS: dict[str, dict] = {
         # long names and the UTS reference letters (-t type, -b b0, -r seed, -a shape, -d depth)
         "params": {"tree", "input", "type", "b0", "seed", "shape", "depth", "q", "m", "f", "g",
                    "t", "b", "r", "a", "d"},
-        "runtime_params": {"plait": {"variant"}},
+        "runtime_params": {"plait": {"variant"}, "mpi": {"hybrid", "poll-us", "chunk", "poll", "delay-us"}},
         "ranges": {
             "g": ("int", 1, 1000000), "m": ("int", 1, 100), "q": ("number", 0, 1), "b0": ("number", 0, 2.14748e9),
             "b": ("number", 0, 2.14748e9), "seed": ("int", 0, 2147483647), "r": ("int", 0, 2147483647),

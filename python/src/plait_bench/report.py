@@ -45,7 +45,7 @@ from .plots import errbar, failed_marks, plain_log, series_style  # noqa: E402
 from .report_amr import amr_section  # noqa: E402
 from .report_loops import loops_section  # noqa: E402
 from .report_omp import has_omp_libs, omp_section  # noqa: E402
-from .registry import MPI_RUNTIMES  # noqa: E402
+from .report_ranks import ranks_section  # noqa: E402
 from .runner import FAILED_STATUSES  # noqa: E402
 
 Section = tuple[list[str], list[Path]]  # a section's markdown pieces and the files it drew
@@ -510,30 +510,9 @@ def _omp(ctx: _Context) -> Section:
 
 
 def _ranks(ctx: _Context) -> Section:
-    """MPI runs (docs/plait-bench.md, "MPI runs"): each configuration as ranks × threads per rank
+    """MPI runs (docs/plait-bench.md, "MPI runs"): every configuration as ranks × threads per rank
     next to the single-process runtimes at the same number of processing elements."""
-    ds = ctx.ds
-    mpi_cells = [c for c in ds.cells.values() if c.runtime in MPI_RUNTIMES]
-    if not mpi_cells:
-        return [], []
-    md = ["\n## Across ranks: ranks × threads\n",
-          "An MPI run's P is its rank count, one thread per rank; a single-process runtime at P threads is one rank "
-          "× P threads. Efficiency = T_serial / (P · T_P), medians with min–max.\n"]
-    for k in sorted({c.kernel for c in mpi_cells}):
-        for base in ds.problems(k):
-            rows = []
-            for c in sorted(ds.cells_for(k, base), key=lambda c: (c.threads, c.runtime not in MPI_RUNTIMES, c.series)):
-                if c.runtime == "serial":
-                    continue
-                grid = f"{c.threads} × 1" if c.runtime in MPI_RUNTIMES else f"1 × {c.threads}"
-                tm = c.time
-                rows.append([c.series, str(c.threads), grid,
-                             "–" if tm is None else f"{tm.median:.4f} [{tm.lo:.4f}–{tm.hi:.4f}]",
-                             _pct(ds.efficiency(c)), str(len(c.failed_runs))])
-            if rows:
-                md.append(f"\n### {k} {' '.join(f'{a}={b}' for a, b in sorted(base.items()))}\n")
-                md.append(md_table(["runtime", "P", "ranks × threads", "time (s)", "efficiency", "failed"], rows) + "\n")
-    return md, []
+    return ranks_section(ctx.ds, ctx.out_dir, ctx.caption)
 
 
 def _other_kernels(ctx: _Context) -> Section:

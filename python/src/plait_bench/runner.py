@@ -82,7 +82,8 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
         notes.append("unpinned (pin = none)")
     if cfg.runtime in MPI_RUNTIMES:
         env.update(MPI_ENV)
-        notes.append(f"mpirun -np {cfg.threads} --bind-to none; " + " ".join(f"{k}={v}" for k, v in MPI_ENV.items()))
+        notes.append(f"mpirun -np {cfg.ranks or cfg.threads} --bind-to none, {cfg.workers_per_rank} thread(s) per rank; "
+                     + " ".join(f"{k}={v}" for k, v in MPI_ENV.items()))
     if cfg.runtime in OMP_RUNTIMES and settings.omp_stacksize:
         env["OMP_STACKSIZE"] = settings.omp_stacksize
     if settings.stack == "unlimited":
@@ -124,12 +125,13 @@ def _problem_line(stderr: str) -> str | None:
 
 def command_for(cfg: Config, exe: Path, settings: StudySettings, help_info: HelpInfo | None) -> list[str]:
     if cfg.runtime in MPI_RUNTIMES:
-        # P ranks of one thread each; the placement's CPU mask (inherited by every rank) binds them,
-        # so Open MPI's own binding is off.
+        # R ranks of P/R threads each; the placement's CPU mask (the first P CPUs, inherited by every
+        # rank) binds them, so Open MPI's own binding is off.
         mpirun = find_mpirun()[0] or "mpirun"
         return [
-            mpirun, "-np", str(cfg.threads), "--oversubscribe", "--bind-to", "none", str(exe), *cfg.args(help_info),
-            "--threads", "1", "--reps", "1", "--warmup", str(settings.binary_warmup), "--quiet",
+            mpirun, "-np", str(cfg.ranks or cfg.threads), "--oversubscribe", "--bind-to", "none", str(exe),
+            *cfg.args(help_info), "--threads", str(cfg.workers_per_rank if cfg.ranks else 1), "--reps", "1",
+            "--warmup", str(settings.binary_warmup), "--quiet",
         ]
     return [
         str(exe), *cfg.args(help_info), "--threads", str(cfg.threads), "--reps", "1",
@@ -226,6 +228,8 @@ def execute(
             status, message = "no-output", "JSON line has no numeric time_s"
         elif (lib_problem := _omp_library_problem(rec, *omp_library)) is not None:
             status, message = "error", lib_problem
+        elif (shape_problem := _rank_shape_problem(cfg, stats)) is not None:
+            status, message = "error", shape_problem
         else:
             status, message = "ok", None
     else:
@@ -253,6 +257,19 @@ def _omp_library_problem(rec: dict, expect: str | None, required: bool) -> str |
                 if required else None)
     if expect not in Path(lib).name:
         return f"the run's OpenMP library is {lib}, not {expect} (LD_PRELOAD not in effect, or another one set)"
+    return None
+
+
+def _rank_shape_problem(cfg: Config, stats: dict) -> str | None:
+    """Why an MPI run's reported ranks (and threads per rank, where it says) are not the ones asked
+    for, or None: a launcher that started fewer processes must not give a number of the wrong shape."""
+    if cfg.runtime not in MPI_RUNTIMES:
+        return None
+    want = (cfg.ranks or cfg.threads, cfg.workers_per_rank if cfg.ranks else 1)
+    for name, expect in zip(("ranks", "threads_per_rank"), want):
+        got = stats.get(name)
+        if isinstance(got, (int, float)) and not isinstance(got, bool) and got != expect:
+            return f"the run reports {name} = {got:g}, not the {expect} asked for"
     return None
 
 

@@ -58,10 +58,30 @@ STUDY_KEYS = {
     "name", "description", "rounds", "warmup", "seed", "timeout_s", "pin", "stack", "omp_stacksize",
     "binary_warmup", "notes", "order",
 }
-BENCH_KEYS = {"kernel", "runtimes", "threads", "params", "sweep", "cases", "runtime_params", "timeout_s", "label"}
+BENCH_KEYS = {"kernel", "runtimes", "threads", "ranks", "params", "sweep", "cases", "runtime_params", "timeout_s",
+              "label"}
 TOP_KEYS = {"study", "benchmark", "env"}
 TRUE_VALUES = ("1", "true")
 FLAG_VALUES = ("1", "true", "0", "false")
+
+
+# The series tag of MPI runs with several workers per rank: mpi[workers=2] is ranks of two workers.
+WORKERS_TAG = "workers"
+
+
+def workers_of(series: str) -> int:
+    """Workers per rank written in an MPI series name (``mpi[workers=2]`` -> 2; ``mpi`` -> 1)."""
+    _, _, inner = series.partition("[")
+    for item in inner.rstrip("]").split(","):
+        k, _, v = item.partition("=")
+        if k == WORKERS_TAG and v.isdigit() and int(v) >= 1:
+            return int(v)
+    return 1
+
+
+def ranks_of(runtime: str, series: str, threads: int) -> int:
+    """An MPI run's rank count from what the database keeps of it (runtime, series, P); 0 otherwise."""
+    return threads // workers_of(series) if runtime in MPI_RUNTIMES else 0
 
 
 def nproc() -> int:
@@ -73,7 +93,11 @@ def nproc() -> int:
 
 @dataclass(frozen=True)
 class Config:
-    """One configuration: a binary, a thread count and the kernel's parameters."""
+    """One configuration: a binary, a thread count and the kernel's parameters.
+
+    ``threads`` is the run's P, its processing elements: the thread count of a single-process run,
+    ranks × workers per rank of an MPI run (docs/plait-bench.md, "MPI runs"). ``ranks`` is the MPI
+    run's rank count (0 for the other runtimes)."""
 
     kernel: str
     runtime: str
@@ -82,6 +106,12 @@ class Config:
     runtime_params: tuple[str, ...] = ()  # names among params that only this runtime has (e.g. variant)
     timeout_s: float = 60.0
     compiler: str = ""  # "" = the runtime's usual tree (clang for libomp, gcc otherwise); "clang" for plait@clang
+    ranks: int = 0
+
+    @property
+    def workers_per_rank(self) -> int:
+        """An MPI run's threads in each rank (the binary's --threads); a single-process run's P."""
+        return self.threads // self.ranks if self.ranks else self.threads
 
     @property
     def params_dict(self) -> dict[str, str]:
@@ -90,7 +120,9 @@ class Config:
     @property
     def key(self) -> str:
         ps = ",".join(f"{k}={v}" for k, v in self.params)
-        return f"{self.kernel}|{runtime_label(self.runtime, self.compiler)}|P={self.threads}|{ps}"
+        # ranks of one worker (the only MPI shape before hybrid grids) keep the key they always had
+        grid = f"|R={self.ranks}" if self.ranks and self.ranks != self.threads else ""
+        return f"{self.kernel}|{runtime_label(self.runtime, self.compiler)}|P={self.threads}{grid}|{ps}"
 
     @property
     def base_params(self) -> tuple[tuple[str, str], ...]:
@@ -101,6 +133,8 @@ class Config:
     def series(self) -> str:
         """Label of the runtime series in reports: runtime plus runtime-only parameters."""
         extra = [f"{k}={v}" for k, v in self.params if k in self.runtime_params]
+        if self.ranks and self.workers_per_rank > 1:
+            extra.append(f"{WORKERS_TAG}={self.workers_per_rank}")
         return runtime_label(self.runtime, self.compiler) + (f"[{','.join(extra)}]" if extra else "")
 
     def args(self, help_info=None) -> list[str]:
@@ -236,7 +270,7 @@ class _OutOfRange(ValueError):
     pass
 
 
-def _parse_threads(spec: Any, where: str, problems: list[str], np: int) -> list[int]:
+def _parse_threads(spec: Any, where: str, problems: list[str], np: int, key: str = "threads") -> list[int]:
     def count(v: int) -> int:
         if not 1 <= v <= MAX_THREADS:  # checked before a range is expanded
             raise _OutOfRange(v)
@@ -272,12 +306,12 @@ def _parse_threads(spec: Any, where: str, problems: list[str], np: int) -> list[
             raise ValueError
         return sorted(out)
     except _OutOfRange as e:
-        problems.append(f"{where}.threads: {spec!r} asks for {e.args[0]} threads; accepted: 1..{MAX_THREADS} "
+        problems.append(f"{where}.{key}: {spec!r} asks for {e.args[0]} {key}; accepted: 1..{MAX_THREADS} "
                         f"(the benchmarks' --threads range)")
         return []
     except (ValueError, TypeError):
         problems.append(
-            f"{where}.threads: {spec!r} is not a thread list; accepted: an integer >= 1, \"nproc\", "
+            f"{where}.{key}: {spec!r} is not a {'rank' if key == 'ranks' else 'thread'} list; accepted: an integer >= 1, \"nproc\", "
             f"\"1..nproc\", \"2..8\", or a list of those"
         )
         return []
@@ -427,6 +461,21 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                 specs.append(spec)
         rts = list(dict.fromkeys(rt for rt, _ in specs))  # the runtimes, each once
         threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
+        # A ranks list makes the MPI runs a grid: each rank count × each threads value as workers
+        # per rank. Without it an MPI run is P ranks of one worker at each threads value.
+        ranks: list[int] | None = None
+        if "ranks" in b:
+            ranks = _parse_threads(b["ranks"], where, problems, np, key="ranks")
+            if not any(r in MPI_RUNTIMES for r in rts):
+                problems.append(f"{where}.ranks: only MPI runs have ranks, and this benchmark's runtimes "
+                                f"({', '.join(rts) or 'none'}) have none; accepted: ranks with runtimes including "
+                                f"{', '.join(MPI_RUNTIMES)}")
+            for r in ranks:
+                for t in threads:
+                    if r * t > MAX_THREADS:
+                        problems.append(f"{where}: {r} ranks × {t} threads is {r * t} processing elements; "
+                                        f"accepted: at most {MAX_THREADS}")
+                        break
         timeout = b.get("timeout_s", settings.timeout_s)
         if not _timeout_ok(timeout):
             problems.append(f"{where}.timeout_s: {timeout!r} {_timeout_why(timeout)}; accepted: seconds, a number > 0 "
@@ -532,7 +581,15 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                     rp = rparams.get(rt, {})
                     for extra in _product(rp):
                         ps = {k: _fmt_value(v) for k, v in {**base, **extra}.items()}
-                        for p in [1] if rt == "serial" else threads:
+                        if rt == "serial":
+                            shapes = [(1, 0)]
+                        elif rt not in MPI_RUNTIMES:
+                            shapes = [(p, 0) for p in threads]
+                        elif ranks is None:
+                            shapes = [(p, p) for p in threads]
+                        else:
+                            shapes = [(r * t, r) for r in ranks for t in threads]
+                        for p, nranks in shapes:
                             c = Config(
                                 kernel=kernel,
                                 runtime=rt,
@@ -541,6 +598,7 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
                                 runtime_params=tuple(sorted(extra)),
                                 timeout_s=float(timeout),
                                 compiler=comp,
+                                ranks=nranks,
                             )
                             # identical configurations from several [[benchmark]] tables run once
                             if c.key in configs:

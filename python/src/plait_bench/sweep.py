@@ -17,7 +17,7 @@ from . import db
 from .machine import git_state, machine_facts
 from .registry import BinDirs, binary_help, expected_omp_library, omp_lib_of, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
-from .study import Config, Study, missing_binaries, nproc
+from .study import Config, Study, missing_binaries, nproc, ranks_of
 
 
 class MissingBinaries(Exception):
@@ -47,6 +47,7 @@ def config_of(row: sqlite3.Row) -> Config:
         params=tuple(sorted(params.items())), runtime_params=tuple(sorted(set(params) - set(base))),
         timeout_s=float(row["timeout_s"]),
         compiler=parse_runtime(row["series"].split("[")[0])[1],  # "plait@clang[...]" -> "clang"
+        ranks=ranks_of(row["runtime"], row["series"], int(row["threads"])),
     )
 
 
