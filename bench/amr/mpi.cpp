@@ -247,6 +247,7 @@ class DistSim {
     migrated_ = 0;
     messages_ = 0;
     refine_s_ = 0;
+    wait_s_ = 0;
   }
 
   // Sums of variables [v0, v1) over this rank's blocks, in its block order.
@@ -320,12 +321,23 @@ class DistSim {
     rec.stat("blocks_migrated", tot[0]);  // by the gathers before merges and the rebalancing
     rec.stat("messages", tot[1]);         // ghost messages sent, all ranks
     rec.stat("remote_faces_end", tot[2] / 2);
+    if (wait_s_ >= 0) {  // MPI + Loop: time in the stages' Waitalls and checksum all-reduces
+      double w[2] = {wait_s_, -wait_s_}, r[2] = {0, 0}, sum = 0;
+      MPI_Reduce(w, r, 2, MPI_DOUBLE, MPI_MAX, 0, comm_);
+      MPI_Reduce(&wait_s_, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
+      rec.stat("comm_wait_s", sum / nranks_);  // the mean over the ranks
+      rec.stat("comm_wait_max_s", r[0]);
+      rec.stat("comm_wait_min_s", -r[1]);
+    }
     char hex[20];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     rec.stat("data_hash", std::string(rank_ == 0 ? hex : ""));
   }
 
   long long messages_ = 0;
+  // MPI + Loop: seconds this rank spent in the stages' MPI_Waitall and checksum MPI_Allreduce
+  // calls (what a data-flow variant could at most hide); -1: not measured (task-2).
+  double wait_s_ = 0;
 
  private:
   int finest() const { return static_cast<int>(o_.num_refine); }
@@ -400,11 +412,15 @@ void run_loop(DistSim& s) {
                 m.apply(sh.ops[static_cast<std::size_t>(i)], v0, v1);
             },
             plait::static_partition());
+        double w0 = MPI_Wtime();
         MPI_Waitall(static_cast<int>(rreq.size()), rreq.data(), MPI_STATUSES_IGNORE);
+        s.wait_s_ += MPI_Wtime() - w0;
         // Channels touch different ghost cells of a block: unpacking them at once is race-free.
         plait::parallel_for(std::int64_t{0}, nc, [&](std::int64_t i) { unpack(s, sh.chans[static_cast<std::size_t>(i)], grp); },
                             plait::static_partition());
+        w0 = MPI_Wtime();
         MPI_Waitall(static_cast<int>(sreq.size()), sreq.data(), MPI_STATUSES_IGNORE);
+        s.wait_s_ += MPI_Wtime() - w0;
         plait::parallel_for(
             std::int64_t{0}, nb,
             [&](std::int64_t bi) {
@@ -419,7 +435,9 @@ void run_loop(DistSim& s) {
           local.assign(static_cast<std::size_t>(v1 - v0), 0.0);
           global.assign(local.size(), 0.0);
           s.local_sums(v0, v1, local.data());
+          w0 = MPI_Wtime();
           MPI_Allreduce(local.data(), global.data(), v1 - v0, MPI_DOUBLE, MPI_SUM, s.comm());
+          s.wait_s_ += MPI_Wtime() - w0;
           for (int v = v0; v < v1; ++v) s.validate(stage, v, global[static_cast<std::size_t>(v - v0)]);
         }
       }
@@ -606,6 +624,7 @@ int main(int argc, char** argv) {
     DistSim sim(o, rank, size, comm);
     plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
       sim.reset();  // not timed
+      if (var != amr::Variant::loop) sim.wait_s_ = -1;
       MPI_Barrier(comm);
       const double t0 = MPI_Wtime();
       const unsigned long long tasks = pool.run([&]() -> unsigned long long {

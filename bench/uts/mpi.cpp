@@ -22,12 +22,14 @@
 // pool round: the workers expand nodes from stacks of their own, and a worker publishes the oldest
 // nodes of its stack (up to --chunk) as a task on its deque whenever the chunk it published last
 // has been taken (and serves its rank's thieves every --poll nodes: plait::serve_thieves), so
-// idle workers of the rank steal locally first. The main thread meanwhile
-// serves MPI every --poll-us (1 ms: on 2 cores a main thread waking every 100 us cost the 2 x 1
-// run ~5 %; all MPI calls are its: MPI_THREAD_FUNNELED): a remote request is
-// queued, and the next worker to reach its poll point hands its oldest chunk to the main thread,
-// which sends it. The rank goes idle — passes the token, asks other ranks — only when the round
-// is over: its own workers ran dry. Requests still queued then get "none".
+// idle workers of the rank steal locally first. The workers serve MPI too: at a poll point, once
+// --poll-us have passed since the rank's last look, the worker that takes the rank's MPI lock
+// (try_lock: the others go on) handles the messages that came — a remote request is answered at
+// once with the oldest nodes of that worker's stack, or, if it has fewer than two, queued for the
+// next worker with nodes to hand over. MPI calls come from one thread at a time
+// (MPI_THREAD_SERIALIZED); the main thread sleeps in the round. The rank goes idle — passes the
+// token, asks other ranks — only when the round is over: its own workers ran dry. Requests still
+// queued then get "none".
 #include "common/driver.hpp"
 #include "uts/common.hpp"
 
@@ -46,7 +48,6 @@
 #include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -94,11 +95,20 @@ struct Search {
   }
 
   // Hybrid: the rank's pool (null: pure MPI) and what its workers and the main thread share.
+  // During a round every MPI call and the protocol's state (requesters, count, sent_nodes, the
+  // token) belong to whoever holds `mpi_mu`: a worker at a poll point; the main thread sleeps in
+  // pool::run meanwhile and takes them back when the round is over.
   plait::pool* pool = nullptr;
-  long long poll_us = 1000;
-  bool in_round = false;                // main thread: a pool round runs
-  std::deque<int> requesters;           // main thread: remote requests waiting for a chunk
-  std::atomic<int> want_export{0};      // chunks the main thread still asks the workers for
+  long long poll_us = 100;
+  bool in_round = false;                // a pool round runs
+  std::mutex mpi_mu;                    // MPI and the protocol state during a round
+  // relaxed: a hint of when the next look is due (steady-clock ns); a look a little early or late
+  // costs an MPI_Iprobe or some latency, never a message.
+  std::atomic<std::int64_t> next_look{0};
+  static constexpr int kLookEvery = 4;  // poll points between two readings of the clock
+  std::vector<uts::Node>* answer_from = nullptr;  // mpi_mu: the looking worker's stack
+  std::deque<int> requesters;           // mpi_mu: remote requests waiting for a chunk
+  std::atomic<int> want_export{0};      // chunks still asked of the workers
   std::mutex xmu;                       // guards exports
   std::vector<std::vector<uts::Node>> exports;  // chunks handed over by workers, not yet sent
   std::atomic<std::uint64_t> r_nodes{0}, r_leaves{0}, r_with_kids{0}, local_chunks{0};
@@ -136,7 +146,9 @@ struct Search {
       switch (st.MPI_TAG) {
         case t_request:
           MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_request, comm, MPI_STATUS_IGNORE);
-          if (in_round) {  // hybrid: the next worker at its poll point hands over a chunk
+          if (in_round && answer_from != nullptr && answer_from->size() >= 2) {
+            answer_from_worker(st.MPI_SOURCE, *answer_from);  // hybrid: the looking worker's nodes
+          } else if (in_round) {  // hybrid: the next worker with nodes to spare hands a chunk over
             requesters.push_back(st.MPI_SOURCE);
             want_export.fetch_add(1, std::memory_order_relaxed);
           } else {
@@ -226,6 +238,7 @@ struct Search {
   }
 
   void run() {
+    std::unique_lock<std::mutex> own(mpi_mu);  // the main thread's but during a pool round
     if (rank == 0) {
       const uts::Node root = tree.root();
       if (root.nkids == 0) {
@@ -237,7 +250,7 @@ struct Search {
     }
     while (!stop) {
       long long k = 0;
-      if (pool != nullptr && !stack.empty()) run_round();
+      if (pool != nullptr && !stack.empty()) run_round(own);
       while (!stack.empty() && !stop) {
         const uts::Node n = stack.back();
         stack.pop_back();
@@ -282,9 +295,9 @@ struct Search {
     std::atomic<bool> taken{false};
   };
 
-  // A worker's search: depth first from its own stack; every --poll nodes it hands its oldest
-  // nodes to the main thread if a remote request waits, else publishes them as a task once its
-  // last published chunk was taken.
+  // A worker's search: depth first from its own stack; every --poll nodes it looks for MPI
+  // messages when a look is due (look), hands its oldest nodes over if a queued remote request
+  // waits for them, else publishes them as a task once its last published chunk was taken.
   void explore(plait::task_group& g, std::shared_ptr<Chunk> mine) {
     mine->taken.store(true, std::memory_order_relaxed);
     std::vector<uts::Node> st = std::move(mine->nodes);
@@ -292,6 +305,7 @@ struct Search {
     uts::Counts lc{0, 0, 0, 0};
     std::shared_ptr<Chunk> last;
     long long k = 0;
+    int looks = 0;
     while (!st.empty()) {
       const uts::Node n = st.back();
       st.pop_back();
@@ -299,6 +313,10 @@ struct Search {
       if (++k < poll) continue;
       k = 0;
       plait::serve_thieves();  // the chunk we published, if a thief of our rank asked: stealable now
+      if (size > 1 && ++looks == kLookEvery) {
+        looks = 0;
+        look(st);
+      }
       if (st.size() < 2) continue;
       const auto out = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(chunk), st.size() / 2));
       // relaxed: a hint; the count is taken under the lock.
@@ -328,6 +346,30 @@ struct Search {
     }
   }
 
+  // Hybrid, mpi_mu held: answers a request with the oldest nodes of a worker's stack (>= 2 nodes).
+  void answer_from_worker(int thief, std::vector<uts::Node>& st) {
+    const auto n = std::min<std::size_t>(static_cast<std::size_t>(chunk), st.size() / 2);
+    MPI_Send(st.data(), static_cast<int>(n * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
+    st.erase(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(n));
+    ++count;
+    sent_nodes += n;
+  }
+
+  // Hybrid, at a worker's poll point: if a look is due and no other worker is looking, send the
+  // chunks handed over and handle the messages that came, answering requests from `st`.
+  void look(std::vector<uts::Node>& st) {
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (now < next_look.load(std::memory_order_relaxed)) return;
+    std::unique_lock<std::mutex> lk(mpi_mu, std::try_to_lock);
+    if (!lk.owns_lock()) return;
+    next_look.store(now + poll_us * 1000, std::memory_order_relaxed);
+    send_exports();
+    answer_from = &st;
+    service(false);
+    answer_from = nullptr;
+  }
+
   // Sends the chunks the workers handed over to the queued requesters, oldest request first.
   void send_exports() {
     std::vector<std::vector<uts::Node>> ready;
@@ -344,30 +386,20 @@ struct Search {
     }
   }
 
-  // The rank's stack as a pool round; the main thread serves MPI until the workers ran dry.
-  void run_round() {
+  // The rank's stack as a pool round; the workers serve MPI at their poll points until they ran
+  // dry (look), the main thread waits in pool::run.
+  void run_round(std::unique_lock<std::mutex>& own) {
     auto first = std::make_shared<Chunk>();
     first->nodes.swap(stack);
-    std::atomic<bool> done{false};
     in_round = true;
-    std::thread round([&] {
-      pool->run([&] {
-        plait::task_group g;
-        g.run([this, &g, first] { explore(g, first); });
-        g.wait();
-      });
-      // release: the counts the workers added are visible to the main thread's acquire below.
-      done.store(true, std::memory_order_release);
+    next_look.store(0, std::memory_order_relaxed);
+    own.unlock();  // the protocol state is the workers' now
+    pool->run([&] {
+      plait::task_group g;
+      g.run([this, &g, first] { explore(g, first); });
+      g.wait();
     });
-    // acquire: pairs with the release above.
-    while (!done.load(std::memory_order_acquire)) {
-      if (size > 1) {
-        service(false);
-        send_exports();
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(poll_us));
-    }
-    round.join();
+    own.lock();  // and the main thread's again (every look is over: the round's tasks are)
     in_round = false;
     send_exports();
     // The workers ran dry: requests they did not serve get "none" (the rank has nothing left).
@@ -397,8 +429,9 @@ struct Search {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  // FUNNELED: in the hybrid mode a pool runs beside the main thread, which makes every MPI call.
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // SERIALIZED: in the hybrid mode the workers of the rank's pool make the MPI calls of a round,
+  // one at a time (Search::look).
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -408,7 +441,7 @@ int main(int argc, char** argv) {
     if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 3;
   }
   const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
-    long long chunk = 20, poll = 16, delay = 0, poll_us = 1000;
+    long long chunk = 20, poll = 16, delay = 0, poll_us = 100;
     bool hybrid = false;
     cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack)");
     cli.add_int("poll", &poll, 1, 1 << 20, "nodes expanded between looks for requests");
@@ -419,14 +452,15 @@ int main(int argc, char** argv) {
                  "every rank runs a Plait pool of --threads workers; ranks steal from each other when their "
                  "workers ran dry (default: one thread per rank, pure MPI)");
     cli.add_int("poll-us", &poll_us, 1, 100000,
-                "hybrid: microseconds between the main thread's looks for messages while the workers run");
+                "hybrid: microseconds between looks for messages while the workers run (a worker at a poll point "
+                "looks)");
     const uts::Config cfg = uts::configure(cli, argc, argv);
     if (cli.threads != 1 && !hybrid)
       throw plait_bench::usage_error("--threads " + std::to_string(cli.threads) +
                                      ": uts-mpi runs one thread per rank (use more ranks) unless --hybrid; accepted: 1, "
                                      "or 1..4096 with --hybrid");
-    if (hybrid && provided < MPI_THREAD_FUNNELED)
-      throw std::runtime_error("uts-mpi --hybrid: the MPI library provides no MPI_THREAD_FUNNELED");
+    if (hybrid && provided < MPI_THREAD_SERIALIZED)
+      throw std::runtime_error("uts-mpi --hybrid: the MPI library provides no MPI_THREAD_SERIALIZED");
     std::unique_ptr<plait::pool> rank_pool;
     if (hybrid) rank_pool = std::make_unique<plait::pool>(plait::pool_options{.num_workers = static_cast<unsigned>(cli.threads)});
     const uts::Tree tree(cfg.params);
