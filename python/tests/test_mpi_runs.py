@@ -1,6 +1,7 @@
 """MPI runs in plait-bench: the mpi runtime (one process per rank under mpirun; a run's P is its rank
 count), the launcher found or a one-line error, and the runs stored and reported beside the others."""
 
+import csv
 import json
 import os
 import sqlite3
@@ -153,6 +154,13 @@ def test_a_ranks_list_makes_a_ranks_by_threads_grid(mpi_env):
     assert line == (f"| mpi[hybrid=1] | 2 | 2 × 1 over 1 × 2 | ×{want:.3f} | 6 | {want:.3f}–{want:.3f} | "
                     f"{'within' if abs(want - 1) < 0.09 else 'outside'} ±10 % |")
     assert (tmp / "rep" / "ranks_uts.png").stat().st_size > 1000 and "ranks_uts.png" in md
+    # the CSV export names each run's shape
+    r = _pb(["export"], env)
+    assert r.returncode == 0, r.stderr
+    shapes = {(row["series"], row["threads"], row["ranks"], row["threads_per_rank"])
+              for row in csv.DictReader(r.stdout.splitlines())}
+    assert ("mpi[hybrid=1,workers=2]", "4", "2", "2") in shapes and ("mpi[hybrid=1]", "2", "2", "1") in shapes
+    assert ("plait", "2", "", "") in shapes and ("serial", "1", "", "") in shapes
 
 
 def test_a_run_of_another_shape_than_asked_is_an_error(mpi_env):

@@ -26,7 +26,7 @@ from rich.table import Table
 
 from . import __version__, db
 from .registry import ENV_CLANG_BIN, ENV_GCC_BIN, BinDirs, find_root
-from .study import StudyError, load_study, missing_binaries, mpi_problem, nproc, resolve_study_path
+from .study import StudyError, load_study, missing_binaries, mpi_problem, nproc, ranks_of, resolve_study_path
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -314,7 +314,8 @@ def sessions(ctx) -> None:
 
 
 EXPORT_COLUMNS = [
-    "run_id", "session_id", "study", "commit", "machine", "kernel", "runtime", "series", "threads", "params",
+    "run_id", "session_id", "study", "commit", "machine", "kernel", "runtime", "series", "threads", "ranks",
+    "threads_per_rank", "params",
     "round", "kind", "status", "exit_code", "time_s", "wall_s", "verified", "check", "message", "pinning",
     "command", "started_at", "stats",
 ]
@@ -348,9 +349,11 @@ def export(ctx, study, session, failed, output) -> None:
         w.writerow(EXPORT_COLUMNS + [f"stat_{k}" for k in stat_names])
         for r in rows:
             st = json.loads(r["stats_json"] or "{}")
+            # an MPI run's shape as launched (P = ranks × threads per rank); empty for one process
+            ranks = ranks_of(r["runtime"], r["series"], r["threads"])
             w.writerow([
                 r["id"], r["session_id"], r["study"], r["commit_hash"], r["cpu_model"], r["kernel"], r["runtime"],
-                r["series"], r["threads"], r["params_json"], r["round"], r["kind"], r["status"], r["exit_code"],
+                r["series"], r["threads"], ranks or "", r["threads"] // ranks if ranks else "", r["params_json"], r["round"], r["kind"], r["status"], r["exit_code"],
                 r["time_s"], r["wall_s"], r["verified"], r["check_text"], r["message"], r["pinning"], r["command"],
                 r["started_at"], r["stats_json"], *[st.get(k, "") for k in stat_names],
             ])
