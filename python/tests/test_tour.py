@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import REPO, make_fake_bins
+from conftest import FAKE, HERE, REPO, make_fake_bins
 from plait_bench.registry import find_root
 from plait_bench.tour import PART_IDS, TourError, load_tour, resolve_tour_path
 from plait_bench.verdicts import STUDIES
@@ -94,6 +95,26 @@ def _tour_files(tmp_path):
             threads = 1
             params = { preset = "small" }
             """),
+        "mpi": _study(tmp_path / "tmpi.toml", "tmpi", """
+            [[benchmark]]
+            kernel = "uts"
+            runtimes = ["serial", "plait", "mpi"]
+            threads = [1, 2]
+            params = { tree = "T3" }
+            [[benchmark]]
+            kernel = "uts"
+            runtimes = ["mpi"]
+            ranks = [1, 2]
+            threads = [1, 2]
+            params = { tree = "T3" }
+            runtime_params = { mpi = { hybrid = [true] } }
+            [[benchmark]]
+            kernel = "amr"
+            runtimes = ["mpi"]
+            threads = 2
+            params = { preset = "small" }
+            sweep = { variant = ["loop", "task-2"] }
+            """),
         "omp": _study(tmp_path / "tomp.toml", "tomp", """
             [[benchmark]]
             kernel = "sparselu"
@@ -140,6 +161,11 @@ def _tour_files(tmp_path):
         title = "same binary"
         studies = ["{s['omp']}"]
         est_s = 1
+        [[part]]
+        id = "mpi"
+        title = "ranks"
+        studies = ["{s['mpi']}"]
+        est_s = 1
         """))
     return tour
 
@@ -147,6 +173,13 @@ def _tour_files(tmp_path):
 @pytest.fixture
 def tour_env(tmp_path):
     bins = make_fake_bins(tmp_path / "b", kernels=KERNELS)
+    for k in ("uts", "amr"):  # the MPI builds, run by a fake mpirun
+        exe = bins.gcc / f"{k}-mpi"
+        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{FAKE}" --as {k}-mpi "$@"\n')
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    mpirun = tmp_path / "mpirun"
+    mpirun.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "fake_mpirun.py"}" "$@"\n')
+    mpirun.chmod(mpirun.stat().st_mode | stat.S_IXUSR)
     (bins.gcc.parent / "libplait-omp.so.1").write_text("")
     libomp = tmp_path / "libomp.so.5"
     libomp.write_text("")
@@ -154,7 +187,8 @@ def tour_env(tmp_path):
     (bins.clang.parent / "lib" / "libplait-ompt.so").write_text("")  # the fake writes its trace itself
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "FAKE_BENCH"))}
     env.update(PLAIT_ROOT=str(REPO), PLAIT_BENCH_DB=str(tmp_path / "r.db"), PLAIT_BENCH_GCC_BIN=str(bins.gcc),
-               PLAIT_BENCH_CLANG_BIN=str(bins.clang), PLAIT_BENCH_LIBOMP=str(libomp), COLUMNS="200")
+               PLAIT_BENCH_CLANG_BIN=str(bins.clang), PLAIT_BENCH_LIBOMP=str(libomp), COLUMNS="200",
+               PLAIT_BENCH_MPIRUN=str(mpirun))
     return tmp_path, env
 
 
@@ -184,7 +218,7 @@ def test_tour_on_fake_binaries(tour_env):
     for name in ("m-plait", "m-libomp", "amr-loop", "amr-task-2"):
         assert (out / "timelines" / f"{name}.png").stat().st_size > 0
         assert f"timelines/{name}.png" in index
-    for s in ("t000", "t001", "t002", "t003", "tomp"):
+    for s in ("t000", "t001", "t002", "t003", "tomp", "tmpi"):
         assert (out / s / "index.md").is_file()
     assert "Verdicts: tour 't'" in r.stdout  # the terminal prints the same table
     # --report-only redraws from the stored runs, and a finished tour starts afresh next time
@@ -225,7 +259,7 @@ def test_tour_interrupted_resumes(tour_env):
     assert "resuming tour 't': 1 studies" in r.stderr and "resuming session" in r.stderr
     con = sqlite3.connect(tmp / "r.db")
     per_study = dict(con.execute("SELECT study, COUNT(*) FROM sessions GROUP BY study").fetchall())
-    assert per_study == {"t000": 1, "t001": 1, "t002": 1, "t003": 1, "tomp": 1}  # nothing run twice
+    assert per_study == {"t000": 1, "t001": 1, "t002": 1, "t003": 1, "tomp": 1, "tmpi": 1}  # nothing run twice
     total = con.execute("SELECT COUNT(*) FROM planned_runs").fetchone()[0]
     assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == total  # each planned run once
     assert con.execute("SELECT COUNT(DISTINCT planned_id) FROM runs").fetchone()[0] == total
@@ -280,3 +314,18 @@ def test_compare_pairs_rounds(mine, ref, word):
 
     w, r, n = compare(_cell("a", mine), [_cell("b", ref)])
     assert (w, n) == (word, len(mine))
+
+
+@pytest.mark.parametrize("ratios, word", [
+    ([1.02, 0.98, 1.05], "in"),     # a quick tour: every round inside ±10 %
+    ([1.02, 1.15, 1.05], "tie"),    # one round outside: it cannot tell
+    ([1.2, 1.3, 1.25], "out"),      # every round outside
+    # 9 rounds: the 95 % interval of the median is [x_(2), x_(8)], so one outlier does not decide
+    ([1.01, 1.02, 0.99, 1.03, 1.00, 1.04, 1.3, 1.02, 1.01], "in"),
+    ([1.01, 1.02, 0.99, 1.03, 1.00, 1.04, 1.3, 1.2, 1.01], "tie"),
+    ([], "no data"),
+])
+def test_within_band(ratios, word):
+    from plait_bench.verdicts import within
+
+    assert within(ratios, 1 / 1.1, 1.1) == word

@@ -32,6 +32,7 @@ KEY_FIGURES = {
     "002": ("loops_bathtub_*.png",),
     "003": ("amr_fig2_p*.png",),
     "omp": ("omp_same_binary.png",),
+    "mpi": ("ranks_*.png",),
 }
 VERDICT_MARK = {"agrees": "✅ agrees", "partly": "◐ partly", "disagrees": "❌ disagrees", "tie": "＝ tie",
                 "no data": "– no data"}

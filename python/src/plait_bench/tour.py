@@ -8,7 +8,7 @@ A tour file::
     description = "..."
 
     [[part]]
-    id = "002"                      # the study it reproduces: 000, 001, 002, 003 or omp (verdicts.py)
+    id = "002"                      # the study it reproduces: 000, 001, 002, 003, omp or mpi (verdicts.py)
     title = "..."                   # the report's section title
     studies = ["demo-002"]          # study files (studies/NAME.toml), run in order, one session each
     est_s = 20                      # expected seconds on this 2-core machine: the progress bar's weight
@@ -48,7 +48,7 @@ from .registry import BinDirs
 from .runner import execute
 from .study import Config, Study, StudySettings, load_study, resolve_study_path
 
-PART_IDS = ("000", "001", "002", "003", "omp")
+PART_IDS = ("000", "001", "002", "003", "omp", "mpi")
 TRACE_RUNTIMES = ("plait", "libomp")
 TOUR_KEYS, PART_KEYS = {"name", "description"}, {"id", "title", "studies", "est_s", "trace"}
 TRACE_KEYS = {"name", "kernel", "runtime", "threads", "params"}

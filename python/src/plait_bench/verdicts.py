@@ -27,6 +27,8 @@ from typing import Callable
 
 from .analysis import Cell, Dataset, uts_points
 from .loops import lines as loop_lines
+from .registry import MPI_RUNTIMES
+from .report_ranks import family_of, place
 from .suite import RUNTIME_ORDER, clock_ghz, cost_table, cutoff_class, median_ci, round_ratios, runtime_of
 
 TIE = 0.03  # medians within 3 % of each other: a tie (the run-to-run spread of this 2-core host)
@@ -38,6 +40,7 @@ STUDIES = {
     "002": "Giger 2021, task self-scheduling in OpenMP (loop to tasks)",
     "003": "Rico et al. 2019, on the benefits of tasking with OpenMP (AMR)",
     "omp": "Plait's OpenMP front door (this project: docs/openmp.md)",
+    "mpi": "Beyond one node: UTS and the AMR proxy on MPI ranks (this project: docs/mpi.md)",
 }
 
 
@@ -387,6 +390,90 @@ def verdicts_omp(d: PartData) -> list[Verdict]:
     return [Verdict("omp", claim, m, v)]
 
 
+# ---- beyond one node: MPI ranks -------------------------------------------------------------------
+
+
+def within(ratios: list[float], lo: float, hi: float) -> str:
+    """Whether paired ratios lie in [lo, hi]: "in" | "out" | "tie" | "no data". With 6 rounds or more
+    the 95 % interval of the median decides (in: inside the band; out: wholly outside it); below
+    that, every round must agree."""
+    if not ratios:
+        return "no data"
+    ci = median_ci(ratios)
+    a, b = ci if ci is not None else (min(ratios), max(ratios))
+    if lo <= a and b <= hi:
+        return "in"
+    if b < lo or a > hi:
+        return "out"
+    return "tie"
+
+
+def verdicts_mpi(d: PartData) -> list[Verdict]:
+    ds = d.ds
+    out: list[Verdict] = []
+    # UTS across ranks of one thread: efficiency at the largest P of the pure MPI series
+    claim = ("UTS was designed for distributed memory (seed 000): across 2 ranks of one thread each it keeps "
+             "≥ 90 % parallel efficiency against the serial build")
+    eff = [(c.threads, base, ds.efficiency(c)) for base in ds.problems("uts") for c in ds.cells_for("uts", base)
+           if c.series == "mpi" and c.threads > 1]
+    eff = [x for x in eff if x[2] is not None]
+    if not eff:
+        out.append(Verdict("mpi", claim, "no MPI runs of UTS with a serial run", "no data"))
+    else:
+        P, base, e = max(eff, key=lambda x: x[0])
+        tree = base.get("tree", "")
+        v = "agrees" if e.median >= 0.90 else "disagrees"
+        out.append(Verdict("mpi", claim, f"{tree} at {P} ranks × 1: efficiency {_pct(e.median)} "
+                                         f"[{_pct(e.lo)}–{_pct(e.hi)}]", v))
+    # hybrid: 2 ranks x 1 worker against 1 rank x 2 workers, one family
+    claim = ("a Plait pool in every rank: 1 rank × 2 workers and 2 ranks × 1 worker run within 10 % of each "
+             "other (ranks steal from each other only when their workers ran dry)")
+    parts, words = [], []
+    for base in ds.problems("uts"):
+        placed = [place(c) for c in ds.cells_for("uts", base) if c.runtime in MPI_RUNTIMES and c.threads == 2]
+        for fam in sorted({p.family for p in placed}):
+            shapes = {(p.ranks, p.per_rank): p.cell for p in placed if p.family == fam}
+            if (2, 1) in shapes and (1, 2) in shapes:
+                ratios = round_ratios(shapes[(2, 1)], [shapes[(1, 2)]])
+                w = within(ratios, 1 / 1.10, 1.10)
+                if w == "no data":
+                    continue
+                parts.append(f"{base.get('tree', '')} {fam}: 2 × 1 / 1 × 2 ×{statistics.median(ratios):.3f} "
+                             f"({len(ratios)} rounds)")
+                words.append(w)
+    if not words:
+        out.append(Verdict("mpi", claim, "no hybrid runs at 1 × 2 and 2 × 1", "no data"))
+    else:
+        v = ("agrees" if all(w == "in" for w in words) else "disagrees" if all(w == "out" for w in words)
+             else "partly" if "in" in words else "tie")
+        out.append(Verdict("mpi", claim, "; ".join(parts), v))
+    # AMR: MPI + Task-2 against MPI + Loop at the largest rank count of one worker
+    claim = ("study 003's future work, the MPI part as tasks: MPI + Task-2 at least 10 % faster than MPI + Loop "
+             "(ranks of one worker each)")
+    by: dict[tuple, dict[str, Cell]] = {}
+    for c in ds.cells_for("amr"):
+        if c.runtime in MPI_RUNTIMES and c.threads > 1 and family_of(c.series) == c.series:
+            case = tuple(sorted((k, v) for k, v in c.base.items() if k != "variant"))
+            by.setdefault((case, c.series, c.threads), {})[_amr_variant(c)] = c
+    pairs = [(k, cs) for k, cs in by.items() if "loop" in cs and "task-2" in cs]
+    if not pairs:
+        out.append(Verdict("mpi", claim, "no MPI + Loop and MPI + Task-2 runs on ranks", "no data"))
+    else:
+        (case, series, P), cs = max(pairs, key=lambda kv: kv[0][2])
+        ratios = round_ratios(cs["task-2"], [cs["loop"]])
+        w = within(ratios, 0.0, 0.90)
+        wait = cs["loop"].stat("comm_wait_s")
+        t = cs["loop"].time
+        m = (f"{P} ranks × 1: Task-2 / Loop ×{statistics.median(ratios):.3f} ({len(ratios)} rounds)" if ratios
+             else f"{P} ranks × 1: no paired rounds")
+        if wait is not None and t is not None and t.median > 0:
+            m += (f"; Loop's ranks wait in MPI {_pct(wait.median / t.median)} of the run (comm_wait_s), the most "
+                  f"Task-2 can hide")
+        out.append(Verdict("mpi", claim, m, {"in": "agrees", "out": "disagrees", "tie": "tie"}.get(w, "no data")))
+    return out
+
+
 VERDICTS: dict[str, Callable[[PartData], list[Verdict]]] = {
     "000": verdicts_000, "001": verdicts_001, "002": verdicts_002, "003": verdicts_003, "omp": verdicts_omp,
+    "mpi": verdicts_mpi,
 }
