@@ -36,6 +36,7 @@
 
 #include "amr/common.hpp"
 #include "common/driver.hpp"
+#include "common/mpi_start.hpp"
 
 namespace {
 
@@ -279,7 +280,8 @@ class DistSim {
   // After the timed run: with --inject-error corrupts one value; streams every block to rank 0 in
   // the global block order, which computes the data_hash and the final checksums exactly as
   // amr-serial does, and shares its verdict.
-  void finish(plait_bench::Record& rec) {
+  // `loop`: the run was MPI + Loop, which measures its waits (wait_s_).
+  void finish(plait_bench::Record& rec, bool loop) {
     const auto& act = mesh_.active();
     if (o_.inject_error && !act.empty() && mesh_.mine(act.front()))
       mesh_.var(act.front(), 0)[mesh_.geom().idx(1, 1, 1)] += 1e-6 * std::fabs(cs_.init[0]) + 1.0;
@@ -321,7 +323,7 @@ class DistSim {
     rec.stat("blocks_migrated", tot[0]);  // by the gathers before merges and the rebalancing
     rec.stat("messages", tot[1]);         // ghost messages sent, all ranks
     rec.stat("remote_faces_end", tot[2] / 2);
-    if (wait_s_ >= 0) {  // MPI + Loop: time in the stages' Waitalls and checksum all-reduces
+    if (loop) {  // time in the stages' Waitalls and checksum all-reduces
       double w[2] = {wait_s_, -wait_s_}, r[2] = {0, 0}, sum = 0;
       MPI_Reduce(w, r, 2, MPI_DOUBLE, MPI_MAX, 0, comm_);
       MPI_Reduce(&wait_s_, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
@@ -336,7 +338,7 @@ class DistSim {
 
   long long messages_ = 0;
   // MPI + Loop: seconds this rank spent in the stages' MPI_Waitall and checksum MPI_Allreduce
-  // calls (what a data-flow variant could at most hide); -1: not measured (task-2).
+  // calls (what a data-flow variant could at most hide).
   double wait_s_ = 0;
 
  private:
@@ -573,17 +575,11 @@ unsigned long long run_task2(DistSim& s, plait::mpi::progress& mp, long long win
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  // MULTIPLE where the library has it: task-2's tasks start their operations on any worker.
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  // One JSON line and one message: rank 0's. Every rank parses the same command line and reaches
-  // the same verdict (the checks below depend on the options and the rank count only).
-  if (rank != 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 3;
-  }
+  // MULTIPLE where the library has it: task-2's tasks start their operations on any worker. (The
+  // checks below depend on the options and the rank count only: every rank reaches the same verdict.)
+  const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_MULTIPLE);
+  if (!mpi.ok) return 3;
+  const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
   const int rc = plait_bench::main_guard("amr", argc, argv, [&](plait_bench::Cli& cli) {
     amr::Options o;
     long long window = 1;
@@ -624,7 +620,6 @@ int main(int argc, char** argv) {
     DistSim sim(o, rank, size, comm);
     plait_bench::Runner(cli).repeat([&](plait_bench::Record& rec) {
       sim.reset();  // not timed
-      if (var != amr::Variant::loop) sim.wait_s_ = -1;
       MPI_Barrier(comm);
       const double t0 = MPI_Wtime();
       const unsigned long long tasks = pool.run([&]() -> unsigned long long {
@@ -636,7 +631,7 @@ int main(int argc, char** argv) {
       });
       MPI_Barrier(comm);
       rec.time_s = MPI_Wtime() - t0;
-      sim.finish(rec);
+      sim.finish(rec, var == amr::Variant::loop);
       rec.stat("variant", std::string(amr::variant_name(var)));
       rec.stat("threads_per_rank", cli.threads);
       unsigned long long all_tasks = 0;

@@ -31,6 +31,7 @@
 // token, asks other ranks — only when the round is over: its own workers ran dry. Requests still
 // queued then get "none".
 #include "common/driver.hpp"
+#include "common/mpi_start.hpp"
 #include "uts/common.hpp"
 
 #include <mpi.h>  // C API only: OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come from the build
@@ -121,17 +122,23 @@ struct Search {
 
   void expand(const uts::Node& parent) { expand_into(parent, stack, c); }
 
-  // Answers one request: a chunk from the bottom of the stack, or none.
-  void answer(int thief) {
-    const std::size_t n = stack.size() >= 2 ? std::min<std::size_t>(static_cast<std::size_t>(chunk), stack.size() / 2) : 0;
+  // Sends n nodes to a thief as work (counted for Safra's detector and the moved-node rate).
+  void send_work(int thief, const uts::Node* p, std::size_t n) {
+    MPI_Send(p, static_cast<int>(n * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
+    ++count;
+    sent_nodes += n;
+  }
+
+  // Answers one request: a chunk from the bottom of `st` (the rank's stack, or in a hybrid round
+  // the looking worker's), or none when it holds fewer than two nodes.
+  void answer(int thief, std::vector<uts::Node>& st) {
+    const std::size_t n = st.size() >= 2 ? std::min<std::size_t>(static_cast<std::size_t>(chunk), st.size() / 2) : 0;
     if (n == 0) {
       MPI_Send(nullptr, 0, MPI_BYTE, thief, t_none, comm);
       return;
     }
-    MPI_Send(stack.data(), static_cast<int>(n * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
-    stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(n));
-    ++count;
-    sent_nodes += n;
+    send_work(thief, st.data(), n);
+    st.erase(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(n));
   }
 
   // Handles every pending message that is not the answer a thief waits for. Returns the answer's
@@ -147,12 +154,12 @@ struct Search {
         case t_request:
           MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, t_request, comm, MPI_STATUS_IGNORE);
           if (in_round && answer_from != nullptr && answer_from->size() >= 2) {
-            answer_from_worker(st.MPI_SOURCE, *answer_from);  // hybrid: the looking worker's nodes
+            answer(st.MPI_SOURCE, *answer_from);  // hybrid: the looking worker's nodes
           } else if (in_round) {  // hybrid: the next worker with nodes to spare hands a chunk over
             requesters.push_back(st.MPI_SOURCE);
             want_export.fetch_add(1, std::memory_order_relaxed);
           } else {
-            answer(st.MPI_SOURCE);
+            answer(st.MPI_SOURCE, stack);
           }
           break;
         case t_work: {
@@ -346,15 +353,6 @@ struct Search {
     }
   }
 
-  // Hybrid, mpi_mu held: answers a request with the oldest nodes of a worker's stack (>= 2 nodes).
-  void answer_from_worker(int thief, std::vector<uts::Node>& st) {
-    const auto n = std::min<std::size_t>(static_cast<std::size_t>(chunk), st.size() / 2);
-    MPI_Send(st.data(), static_cast<int>(n * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
-    st.erase(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(n));
-    ++count;
-    sent_nodes += n;
-  }
-
   // Hybrid, at a worker's poll point: if a look is due and no other worker is looking, send the
   // chunks handed over and handle the messages that came, answering requests from `st`.
   void look(std::vector<uts::Node>& st) {
@@ -380,9 +378,7 @@ struct Search {
     for (auto& ch : ready) {
       const int thief = requesters.front();
       requesters.pop_front();
-      MPI_Send(ch.data(), static_cast<int>(ch.size() * sizeof(uts::Node)), MPI_BYTE, thief, t_work, comm);
-      ++count;
-      sent_nodes += ch.size();
+      send_work(thief, ch.data(), ch.size());
     }
   }
 
@@ -428,18 +424,11 @@ struct Search {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
   // SERIALIZED: in the hybrid mode the workers of the rank's pool make the MPI calls of a round,
   // one at a time (Search::look).
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  // One JSON line and one message: rank 0's. Every rank parses the same command line, so every
-  // rank reaches the same verdict and exit status.
-  if (rank != 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 3;
-  }
+  const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_SERIALIZED);
+  if (!mpi.ok) return 3;
+  const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
   const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
     long long chunk = 20, poll = 16, delay = 0, poll_us = 100;
     bool hybrid = false;

@@ -25,7 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__, db
-from .registry import ENV_CLANG_BIN, ENV_GCC_BIN, BinDirs, find_root
+from .registry import ENV_CLANG_BIN, ENV_GCC_BIN, MPI_RUNTIMES, BinDirs, find_root
 from .study import StudyError, load_study, missing_binaries, mpi_problem, nproc, ranks_of, resolve_study_path
 
 EXIT_OK, EXIT_FAILED_RUNS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -217,7 +217,7 @@ def plan(ctx, study: str, rounds: int | None) -> None:
         t.add_column(c)
     for c in sorted(st.configs, key=lambda c: c.key):
         exe = ctx["bins"].binary(c.kernel, c.runtime, c.compiler)
-        shape = f" = {c.ranks}×{c.workers_per_rank}" if c.ranks else ""  # an MPI run's ranks × threads per rank
+        shape = " = {}×{}".format(*c.mpi_shape) if c.runtime in MPI_RUNTIMES else ""  # ranks × threads per rank
         t.add_row(c.kernel, escape(c.series), f"{c.threads}{shape}", escape(" ".join(f"{k}={v}" for k, v in c.params)),
                   escape(str(exe)) if exe.is_file() else f"[red]MISSING {escape(str(exe))}[/]")
     out.print(t)

@@ -1,6 +1,11 @@
-"""Markdown output shared by the report sections: the one table builder."""
+"""Markdown output shared by the report sections: the one table builder, the efficiency cell."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .analysis import Summary
 
 
 def md_table(header: list[str], rows: list[list[str]], escape: bool = False) -> str:
@@ -14,3 +19,8 @@ def md_table(header: list[str], rows: list[list[str]], escape: bool = False) -> 
         rows = [[c.replace("|", "\\|") for c in r] for r in rows]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def pct_cell(s: Summary | None) -> str:
+    """A fraction's median and min–max as percentages ("97.3% [93.2–100.1]"), "–" without runs."""
+    return "–" if s is None else f"{s.median * 100:.1f}% [{s.lo * 100:.1f}–{s.hi * 100:.1f}]"

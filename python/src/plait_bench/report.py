@@ -40,7 +40,7 @@ from .analysis import (Dataset, Run, Summary, UtsPoint, load_runs, pearson_by_gr
                        uts_points)
 from .loops import LOOP_KERNELS, has_loops  # noqa: E402
 from .machine import machine_line  # noqa: E402
-from .markdown import md_table  # noqa: E402
+from .markdown import md_table, pct_cell  # noqa: E402
 from .plots import errbar, failed_marks, plain_log, series_style  # noqa: E402
 from .report_amr import amr_section  # noqa: E402
 from .report_loops import loops_section  # noqa: E402
@@ -49,10 +49,6 @@ from .report_ranks import ranks_section  # noqa: E402
 from .runner import FAILED_STATUSES  # noqa: E402
 
 Section = tuple[list[str], list[Path]]  # a section's markdown pieces and the files it drew
-
-
-def _pct(s: Summary | None) -> str:
-    return "–" if s is None else f"{s.median * 100:.1f}% [{s.lo * 100:.1f}–{s.hi * 100:.1f}]"
 
 
 def _num(v: float | None, d: int = 3) -> str:
@@ -266,7 +262,7 @@ def _uts_efficiency(ctx: _Context) -> Section:
         row = [s]
         for p in pts:
             c = ds.cell("uts", p.base, s, P)
-            txt = _pct(ds.efficiency(c)) if c else "–"
+            txt = pct_cell(ds.efficiency(c)) if c else "–"
             ref = ds.cell("uts", p.base, "plait", P)
             e, er = (ds.efficiency(c) if c else None), (ds.efficiency(ref) if ref else None)
             if e and er and s != "plait" and er.median > 0:
@@ -530,7 +526,7 @@ def _other_kernels(ctx: _Context) -> Section:
             tm = c.time
             rows.append([",".join(f"{a}={b}" for a, b in sorted(c.base.items())), c.series, str(c.threads),
                          "–" if tm is None else f"{tm.median:.4f} [{tm.lo:.4f}–{tm.hi:.4f}]",
-                         _pct(ds.efficiency(c)), str(len(c.failed_runs))])
+                         pct_cell(ds.efficiency(c)), str(len(c.failed_runs))])
         md.append(md_table(["params", "runtime", "P", "time (s)", "efficiency", "failed"], rows) + "\n")
     return md, []
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from .analysis import Cell, Dataset, Summary
-from .markdown import md_table
+from .analysis import Cell, Dataset
+from .markdown import md_table, pct_cell
 from .plots import save_captioned, series_style
 from .registry import MPI_RUNTIMES
 from .study import WORKERS_TAG, ranks_of, workers_of
@@ -75,10 +75,6 @@ def has_ranks(ds: Dataset) -> bool:
     return any(c.runtime in MPI_RUNTIMES for c in ds.cells.values())
 
 
-def _pct(s: Summary | None) -> str:
-    return "–" if s is None else f"{s.median * 100:.1f}% [{s.lo * 100:.1f}–{s.hi * 100:.1f}]"
-
-
 def _verdict(p: Paired) -> str:
     if p.ci is None:
         return "cannot tell (no 95 % interval below 6 rounds)"
@@ -97,7 +93,8 @@ def shape_pairs(placed: list[Placed]) -> list[tuple[Placed, Placed, Paired | Non
     by: dict[tuple[str, int], list[Placed]] = {}
     for p in placed:
         by.setdefault((p.family, p.cell.threads), []).append(p)
-    for (_, _), ps in sorted(by.items()):
+    for key in sorted(by):
+        ps = by[key]
         if len(ps) < 2:
             continue
         ps.sort(key=lambda p: p.ranks)
@@ -158,7 +155,7 @@ def ranks_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
             md.append(f"\n### {k} {label}\n")
             rows = [[p.cell.series, str(p.cell.threads), p.shape,
                      "–" if p.cell.time is None else f"{p.cell.time.median:.4f} [{p.cell.time.lo:.4f}–{p.cell.time.hi:.4f}]",
-                     _pct(ds.efficiency(p.cell)), str(len(p.cell.failed_runs))] for p in placed]
+                     pct_cell(ds.efficiency(p.cell)), str(len(p.cell.failed_runs))] for p in placed]
             md.append(md_table(["runtime", "P", "ranks × threads", "time (s)", "efficiency", "failed"], rows) + "\n")
             pairs = shape_pairs(placed)
             if pairs:

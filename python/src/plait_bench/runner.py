@@ -82,7 +82,8 @@ def placement(cfg: Config, settings: StudySettings) -> tuple[list[int] | None, d
         notes.append("unpinned (pin = none)")
     if cfg.runtime in MPI_RUNTIMES:
         env.update(MPI_ENV)
-        notes.append(f"mpirun -np {cfg.ranks or cfg.threads} --bind-to none, {cfg.workers_per_rank} thread(s) per rank; "
+        ranks, per_rank = cfg.mpi_shape
+        notes.append(f"mpirun -np {ranks} --bind-to none, {per_rank} thread(s) per rank; "
                      + " ".join(f"{k}={v}" for k, v in MPI_ENV.items()))
     if cfg.runtime in OMP_RUNTIMES and settings.omp_stacksize:
         env["OMP_STACKSIZE"] = settings.omp_stacksize
@@ -128,9 +129,10 @@ def command_for(cfg: Config, exe: Path, settings: StudySettings, help_info: Help
         # R ranks of P/R threads each; the placement's CPU mask (the first P CPUs, inherited by every
         # rank) binds them, so Open MPI's own binding is off.
         mpirun = find_mpirun()[0] or "mpirun"
+        ranks, per_rank = cfg.mpi_shape
         return [
-            mpirun, "-np", str(cfg.ranks or cfg.threads), "--oversubscribe", "--bind-to", "none", str(exe),
-            *cfg.args(help_info), "--threads", str(cfg.workers_per_rank if cfg.ranks else 1), "--reps", "1",
+            mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", str(exe),
+            *cfg.args(help_info), "--threads", str(per_rank), "--reps", "1",
             "--warmup", str(settings.binary_warmup), "--quiet",
         ]
     return [
@@ -265,8 +267,7 @@ def _rank_shape_problem(cfg: Config, stats: dict) -> str | None:
     for, or None: a launcher that started fewer processes must not give a number of the wrong shape."""
     if cfg.runtime not in MPI_RUNTIMES:
         return None
-    want = (cfg.ranks or cfg.threads, cfg.workers_per_rank if cfg.ranks else 1)
-    for name, expect in zip(("ranks", "threads_per_rank"), want):
+    for name, expect in zip(("ranks", "threads_per_rank"), cfg.mpi_shape):
         got = stats.get(name)
         if isinstance(got, (int, float)) and not isinstance(got, bool) and got != expect:
             return f"the run reports {name} = {got:g}, not the {expect} asked for"

@@ -109,9 +109,10 @@ class Config:
     ranks: int = 0
 
     @property
-    def workers_per_rank(self) -> int:
-        """An MPI run's threads in each rank (the binary's --threads); a single-process run's P."""
-        return self.threads // self.ranks if self.ranks else self.threads
+    def mpi_shape(self) -> tuple[int, int]:
+        """An MPI run's ranks and threads per rank (the binary's --threads); a configuration made
+        without a rank count is P ranks of one thread."""
+        return (self.ranks, self.threads // self.ranks) if self.ranks else (self.threads, 1)
 
     @property
     def params_dict(self) -> dict[str, str]:
@@ -133,8 +134,8 @@ class Config:
     def series(self) -> str:
         """Label of the runtime series in reports: runtime plus runtime-only parameters."""
         extra = [f"{k}={v}" for k, v in self.params if k in self.runtime_params]
-        if self.ranks and self.workers_per_rank > 1:
-            extra.append(f"{WORKERS_TAG}={self.workers_per_rank}")
+        if self.runtime in MPI_RUNTIMES and self.mpi_shape[1] > 1:
+            extra.append(f"{WORKERS_TAG}={self.mpi_shape[1]}")
         return runtime_label(self.runtime, self.compiler) + (f"[{','.join(extra)}]" if extra else "")
 
     def args(self, help_info=None) -> list[str]:
