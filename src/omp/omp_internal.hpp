@@ -102,18 +102,24 @@ struct Thread;
 // before any child existed, so visible to every finisher through the publication of the child).
 struct OwnedCount {
   static constexpr std::int64_t bias = std::int64_t{1} << 46;  // < CountLatch::sleeper
-  std::int32_t local = 0;       // owner's thread only (a task has fewer than 2^31 live children)
-  bool flushed = false;         // owner's thread only
+  std::int32_t local;           // owner's thread only (a task has fewer than 2^31 live children)
+  std::int32_t flushed;         // owner's thread only: 0 or 1 (a word, so that a new count is
+                                // two 8-byte stores)
   detail::CountLatch remote;
 
-  OwnedCount() noexcept { remote.reset(bias); }
+  explicit OwnedCount(std::int32_t n = 0) noexcept : local(n), flushed(0), remote(bias) {}
   // The owner's test that the count is zero. acquire (count_acquire): the finished children's
-  // effects are visible when it says so.
-  bool settled() const noexcept { return local + (remote.count_acquire() - bias) == 0; }
+  // effects are visible when it says so. While the owner keeps the count (not flushed), `local`
+  // is the count plus the children that finished on other threads, so local == 0 means that none
+  // did and nothing is outstanding: no load of `remote`, nothing to acquire.
+  bool settled() const noexcept {
+    PLAIT_ASSERT(!flushed);
+    return local == 0 || local + (remote.count_acquire() - bias) == 0;
+  }
   // The owner moves its part into `remote`; returns the count now in it.
   std::int64_t flush() noexcept {
     PLAIT_ASSERT(!flushed);
-    flushed = true;
+    flushed = 1;
     const std::int64_t n = local;
     local = 0;
     return remote.add_fetch(n - bias);
@@ -122,7 +128,7 @@ struct OwnedCount {
   void rearm() noexcept {
     PLAIT_ASSERT(flushed && remote.count() == 0);
     remote.reset(bias);
-    flushed = false;
+    flushed = 0;
   }
   // One counted child finished; `on_owner`: on the owner's thread. Returns whether this made a
   // flushed count zero (the caller then does what the owner left to the last finisher).
@@ -146,16 +152,30 @@ struct OwnedCount {
 struct TaskCtx {
   OwnedCount kids;
   OwnedCount sub;
-  const Thread* owner = nullptr;  // the thread that runs (ran) the body: set when it starts
-  TaskCtx* parent = nullptr;
-  Taskgroup* group = nullptr;    // the innermost taskgroup of this task (new children count in it)
-  plait::dataflow_group* deps = nullptr;  // siblings ordered by depend clauses, made on first use
+  const Thread* owner;           // the thread that runs (ran) the body: set when it starts
+  TaskCtx* parent;
+  Taskgroup* group;              // the innermost taskgroup of this task (new children count in it)
+  plait::dataflow_group* deps;   // siblings ordered by depend clauses, made on first use
   // The deque head when the task started: its waits run only slots above it (its own children
   // and theirs). Running an enclosing task's queued siblings inside a nested wait would nest one
   // frame per task and overflow the stack.
-  std::uint32_t floor = 0;
-  bool is_explicit = false;
-  bool final = false;
+  std::uint32_t floor;
+  bool is_explicit;
+  bool final;
+
+  // An implicit task (or the initial task): no parent, not started.
+  TaskCtx() noexcept
+      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false) {}
+  // An explicit task's context in its record (task.cpp): `sub` holds the task itself until it is
+  // complete. `owner` and `floor` are written when the body starts (debug builds: owner null
+  // until then).
+  struct explicit_task {};
+  TaskCtx(explicit_task, TaskCtx* p, Taskgroup* g, bool fin) noexcept
+      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin) {
+#ifndef NDEBUG
+    owner = nullptr;
+#endif
+  }
 };
 
 struct Taskgroup {
@@ -230,6 +250,10 @@ struct Thread {
   unsigned level = 0;          // omp_get_level: enclosing parallel regions, inactive ones included
   unsigned active_level = 0;   // omp_get_active_level
   TaskCtx* task = nullptr;     // the task this thread runs now
+  // The thread's worker while it is a member of a team on that worker's pool (the tasks' fast
+  // paths: GOMP_task may defer onto it, GOMP_taskwait run from it), else null. Set with `team`
+  // (run_member, enter_team_for_task); a nested team of one, off the pools, has none.
+  detail::Worker* fast_w = nullptr;
   Icv icv;
   bool icv_set = false;        // icv was initialised from the global ICVs
   std::uint64_t ws_seq = 0;    // worksharing constructs this thread has entered in `team`

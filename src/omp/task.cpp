@@ -22,10 +22,34 @@
 //   subtree done  record freed, the parent's `sub` counted down; if that completes an explicit
 //             parent's flushed `sub`, the parent's subtree is done too (a loop up the tree)
 //
+// The common record. A task with no clause but shared/firstprivate data of a few words (GOMP_task's
+// fast path: task_plain) has a record of 96 bytes with its argument block (at most 32 bytes)
+// right after it, in a block of the allocator's 256-byte class (`common_class`: one class for
+// every common record, so that neither its class nor its size is computed, stored or read; only
+// the lines written are touched, two for a block of up to 32 bytes). It is written with a dozen
+// stores and ends without reading anything but its own `sub` and its parent's counts. Everything
+// else a task may need (detach, taskgroup, a waiting creator, a held dependence node, a record of
+// another size or alignment, or from the heap) is the record's rare part, placed after the
+// argument block when task_general makes the record; `rare` is null otherwise. A task with a rare
+// part, with children still running at its end, or with a dependence group ends through
+// end_body_general.
+//
+// Who frees a record. A common record came from the common class of a worker of the pool of the
+// team that runs it, and only that pool's workers run its body: the worker that ends it frees it
+// into its own cache. The only thread outside the pool that can end a subtree is one that fulfils
+// a detach event; the chain of subtree_done it starts carries the pool from the detached task's
+// rare part (every record of the chain belongs to the same team's pool).
+//
+// Waiting. taskwait (wait_owned) pops the thread's own private slots above the task's floor and
+// runs a common record in place (run_common_in_wait): its parent, when it is the waiting task, is
+// known, and its end is two decrements of the waiter's counts and a free.
+//
 // Dependences go through Plait's data-flow engine (plait::dataflow_group, one per parent task,
 // made at its first dependent child): OpenMP orders only sibling tasks, which is the engine's
 // model. A task that made dependent children waits for them when its body ends (a barrier's
-// subtree wait covers those of implicit tasks): the group must outlive its tasks.
+// subtree wait covers those of implicit tasks): the group must outlive its tasks. An explicit task
+// holds 1 more in its `sub` while it has a group, which sends its end the general way, where the
+// wait is.
 //
 // Not honoured, as the standard allows: priority (a hint), untied (every task is tied to the thread
 // that starts it, which is what Plait's work stealing does anyway), mergeable (never merged).
@@ -35,49 +59,61 @@
 #include <new>
 #include <vector>
 
+// task_general_at takes GOMP_task's stack arguments by address (see GOMP_task): gcc must not
+// turn them back into values (an .isra clone).
+#if defined(__clang__)
+#define PLAIT_OMP_NOIPA __attribute__((noinline))
+#else
+#define PLAIT_OMP_NOIPA __attribute__((noipa))
+#endif
+
 namespace plait::omp {
 
 namespace {
 
-struct TaskRec {
-  // The context is initialised; every other field is written by make_task (and init_rare).
-  TaskRec() noexcept {}  // NOLINT: deliberately leaves the fields below uninitialised
-
-  TaskCtx ctx;                 // first: a TaskCtx of an explicit task is its record
-  Team* team;                  // null: a task outside every region (run at once)
-  void (*fn)(void*);
-  void* arg;
-  detail::Pool* home;          // the pool whose allocator made the record (null: operator new)
-  std::uint32_t bytes;         // the record's size and alignment, for the allocator
-  std::uint32_t align;
-  std::uint8_t cls;            // the allocator's size class; no_class: from operator new
-  static constexpr std::uint8_t no_class = 0xff;
-  // Set when any of the fields below is in use: the task then ends through end_body_general. The
-  // fields below are written only then (init_rare); the common path leaves them unset.
-  bool rare;
-  bool has_detach;
-  std::atomic<int> detach;     // with a detach clause: body and omp_fulfill_event; the second completes
-  Taskgroup* group;            // the taskgroup whose set this task belongs to (counted), or null
-  detail::CountLatch* waiter;  // an undeferred task's creator, waiting for completion
+// The rare part of a record (see the top of the file).
+struct RareInfo {
+  bool has_detach = false;
+  std::atomic<int> detach{2};  // with a detach clause: body and omp_fulfill_event; the second completes
+  Taskgroup* group = nullptr;  // the taskgroup whose set this task belongs to (counted), or null
+  detail::CountLatch* waiter = nullptr;  // an undeferred task's creator, waiting for completion
   // A detached task with dependences: its node in the parent's dependence group, released at
   // completion (the engine then releases the successors: at the fulfil, not at the body's end).
-  plait::dataflow_group* held_group;
-  detail::dep_node* held_node;
+  plait::dataflow_group* held_group = nullptr;
+  detail::dep_node* held_node = nullptr;
+  detail::Pool* home = nullptr;  // the pool whose allocator made the record (null: operator new)
+  std::uint32_t bytes = 0;       // the record's size and alignment, for the allocator
+  std::uint32_t align = 0;
+  std::uint8_t cls = no_class;   // the allocator's size class; no_class: from operator new
+  static constexpr std::uint8_t no_class = 0xff;
+  void* arg = nullptr;           // the argument block (a common record's follows the record)
 };
 
-// The rare part of a record, for a task that uses any of it (task_general).
-PLAIT_INLINE void init_rare(TaskRec* r, Taskgroup* g) noexcept {
-  r->rare = true;
-  r->has_detach = false;
-  r->detach.store(2, std::memory_order_relaxed);  // published with the record
-  r->group = g;
-  r->waiter = nullptr;
-  r->held_group = nullptr;
-  r->held_node = nullptr;
-}
+struct TaskRec {
+  // Written by make_task / make_task_general through the context's constructor and field by field.
+  TaskRec() noexcept {}  // NOLINT: deliberately leaves the fields uninitialised
+
+  union {
+    TaskCtx ctx;  // first: a TaskCtx of an explicit task is its record (subtree_done)
+  };
+  void (*fn)(void*);
+  Team* team;       // null: a task outside every region (run at once)
+  RareInfo* rare;   // null: a common record (see the top of the file)
+  // The argument block is right after a common record (aligned to 8: a common record has no
+  // stricter alignment); a record with a rare part names its own.
+};
+static_assert(offsetof(TaskRec, ctx) == 0 && std::is_trivially_destructible_v<TaskCtx>);
+// Every common record is a block of one size class, whatever its argument block: the 256-byte
+// class, which holds GOMP_task's fast-path blocks of up to 32 bytes. Its class and size need not be
+// computed, stored or read; only the lines written are touched (two for fib's 16-byte block).
+inline constexpr unsigned common_class = 2;
+inline constexpr std::size_t common_bytes = detail::alloc_block_size(common_class);
+static_assert(sizeof(TaskRec) + 32 <= common_bytes && common_bytes == 256 && alignof(TaskRec) == 8);
+
+PLAIT_INLINE void* arg_of(TaskRec* r) noexcept { return r->rare == nullptr ? static_cast<void*>(r + 1) : r->rare->arg; }
 
 // The task's taskgroup (counted in its `pending`), or null.
-PLAIT_INLINE Taskgroup* group_of(const TaskRec* r) noexcept { return r->rare ? r->group : nullptr; }
+PLAIT_INLINE Taskgroup* group_of(const TaskRec* r) noexcept { return r->rare != nullptr ? r->rare->group : nullptr; }
 
 // The context of the code outside every region (the initial task) on this thread.
 thread_local TaskCtx initial_ctx;
@@ -104,29 +140,45 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
   (void)r;
 }
 
-// Gives r's memory back: to worker w's cache (w: the calling thread's worker, or null) when it
-// belongs to r's pool, else to the pool's depot or the heap.
-PLAIT_INLINE void free_record(TaskRec* r, detail::Worker* w) noexcept {
+// Gives back the memory of a common record (no rare part) on w, a worker of the record's pool.
+PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
   assert_live(r);
-  const std::size_t bytes = r->bytes, align = r->align;
-  const unsigned cls = r->cls;
-  detail::Pool* home = r->home;
+  PLAIT_ASSERT(r->rare == nullptr && w != nullptr && w != &detail::no_worker);
   mark_freed(r);
-  r->~TaskRec();
-  if (PLAIT_UNLIKELY(cls == TaskRec::no_class))
+  detail::task_free_class(w, r, common_class);
+}
+
+// Gives back r's memory from any thread: to the calling worker's cache when it belongs to the
+// record's pool (`home` for a common record: see the top of the file), else to the pool's depot
+// or the heap.
+PLAIT_NOINLINE void free_record(TaskRec* r, detail::Pool* home) noexcept {
+  assert_live(r);
+  unsigned cls = common_class;
+  std::size_t bytes = common_bytes, align = alignof(TaskRec);
+  if (const RareInfo* x = r->rare; x != nullptr) {
+    home = x->home;
+    bytes = x->bytes;
+    align = x->align;
+    cls = x->cls;
+  }
+  mark_freed(r);
+  if (PLAIT_UNLIKELY(cls == RareInfo::no_class)) {
     ::operator delete(static_cast<void*>(r), std::align_val_t{align});
-  else if (PLAIT_LIKELY(w != nullptr && w->pool == home))
+    return;
+  }
+  if (detail::Worker* w = detail::current_worker(); PLAIT_LIKELY(w != nullptr && w->pool == home))
     detail::task_free_class(w, r, cls);
   else
     detail::task_free_foreign(home, r, bytes, align);  // a fulfil off the pool finished the subtree
 }
 
 // r's subtree is done (r complete, every descendant complete): free r, count down the parent's
-// `sub`, and go on up while that completes an explicit parent's flushed count.
-void subtree_done(TaskRec* r, const Thread& me) noexcept {
+// `sub`, and go on up while that completes an explicit parent's flushed count. `home`: the pool
+// of the records of the chain.
+void subtree_done(TaskRec* r, const Thread& me, detail::Pool* home) noexcept {
   for (;;) {
     TaskCtx* parent = r->ctx.parent;
-    free_record(r, detail::current_worker());
+    free_record(r, home);
     // Read before the count-down: once it completes an implicit task's flushed count, the barrier
     // waiting for it may return and the context (on that member's stack) be gone.
     const bool up = parent->is_explicit;
@@ -139,11 +191,11 @@ void subtree_done(TaskRec* r, const Thread& me) noexcept {
 
 // The task is complete (its body ran and, with detach, its event was fulfilled).
 void complete(TaskRec* r, const Thread& me) noexcept {
-  PLAIT_ASSERT(r->rare);
   TaskCtx* parent = r->ctx.parent;
-  Taskgroup* g = r->group;
-  detail::CountLatch* waiter = r->waiter;
-  if (r->held_node != nullptr) r->held_group->release_hold(r->held_node);
+  const RareInfo* x = r->rare;
+  Taskgroup* g = x != nullptr ? x->group : nullptr;
+  detail::CountLatch* waiter = x != nullptr ? x->waiter : nullptr;
+  if (x != nullptr && x->held_node != nullptr) x->held_group->release_hold(x->held_node);
   parent->kids.finish_one(parent->owner == &me);  // a flushed count reaching zero wakes its waiter
   if (g != nullptr) g->pending.count_down(1);      // the group's last access by us
   if (waiter != nullptr) waiter->count_down(1);
@@ -153,42 +205,52 @@ void complete(TaskRec* r, const Thread& me) noexcept {
 void complete_detached(TaskRec* r, const Thread& me) noexcept {
   complete(r, me);
   // The body's end flushed `sub` with the task's own 1 in it (end_body).
-  if (r->ctx.sub.remote.count_down(1)) subtree_done(r, me);
+  if (r->ctx.sub.remote.count_down(1)) subtree_done(r, me, r->rare->home);
 }
 
-// The body of r ended on its owner's thread `me`: the general case (detach, a taskgroup, a
-// waiting creator, a held dependence node, or children still running).
-PLAIT_NOINLINE void end_body_general(TaskRec* r, const Thread& me) noexcept {
-  if (!r->rare) init_rare(r, nullptr);  // (children still running: complete() reads the rare part)
-  if (PLAIT_LIKELY(!r->has_detach)) {
+// The body of r ended on its owner's thread `me` (worker w, or null): the general case (detach, a
+// taskgroup, a waiting creator, a held dependence node, or children still running).
+PLAIT_NOINLINE void end_body_general(TaskRec* r, const Thread& me, detail::Worker* w) noexcept {
+  if (PLAIT_UNLIKELY(r->ctx.deps != nullptr)) {
+    r->ctx.deps->wait();  // the dependent children (see the top of the file)
+    delete r->ctx.deps;
+    r->ctx.deps = nullptr;
+    --r->ctx.sub.local;  // the group's hold (task_general)
+  }
+  RareInfo* const x = r->rare;
+  detail::Pool* const home = w != nullptr ? w->pool : nullptr;  // (a rare part names its own)
+  if (PLAIT_LIKELY(x == nullptr || !x->has_detach)) {
     complete(r, me);
     --r->ctx.sub.local;  // complete: its own 1
-    if (r->ctx.sub.settled() || r->ctx.sub.flush() == 0) subtree_done(r, me);
+    if (r->ctx.sub.settled() || r->ctx.sub.flush() == 0) subtree_done(r, me, home);
     return;
   }
   r->ctx.sub.flush();  // its own 1 stays until the event too (complete_detached)
   // acq_rel: body and event are two halves; the second completes the task.
-  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, me);
+  if (x->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, me);
 }
 
 // The body of r ended on its owner's thread `me` (worker w, or null). The common case inline: a
-// task with none of the rare features whose children (if any) are all done is complete and its
-// subtree done at once — with no RMW when its parent runs on this thread.
+// common record whose children (if any) are all done is complete and its subtree done at once —
+// with no RMW when its parent runs on this thread. `sub.local == 1` says that: while the owner
+// keeps the count it is the count plus the children that finished elsewhere, and the task's own 1
+// is in it, so 1 means nothing else (OwnedCount::settled).
 PLAIT_INLINE void end_body(TaskRec* r, const Thread& me, detail::Worker* w) noexcept {
-  if (PLAIT_UNLIKELY(r->rare) || PLAIT_UNLIKELY(!(r->ctx.sub.local == 1 && r->ctx.sub.remote.count_acquire() == OwnedCount::bias))) {
-    end_body_general(r, me);
+  if (PLAIT_UNLIKELY(r->rare != nullptr) || PLAIT_UNLIKELY(r->ctx.sub.local != 1)) {
+    end_body_general(r, me, w);
     return;
   }
   TaskCtx* parent = r->ctx.parent;
   const bool mine = parent->owner == &me;
   parent->kids.finish_one(mine);
-  free_record(r, w);
+  free_common(r, w);
   // (is_explicit read first: see subtree_done.)
   if (const bool up = parent->is_explicit; parent->sub.finish_one(mine) && up)
-    subtree_done(reinterpret_cast<TaskRec*>(parent), me);
+    subtree_done(reinterpret_cast<TaskRec*>(parent), me, w->pool);
 }
 
-bool canceled(const TaskRec* r) noexcept {
+// Whether r's taskgroup or region was cancelled.
+PLAIT_INLINE bool canceled_slow(const TaskRec* r) noexcept {
   // relaxed: cancellation flags; a task that starts just before the cancel runs, as allowed.
   if (const Taskgroup* g = group_of(r); g != nullptr && g->canceled.load(std::memory_order_relaxed)) return true;
   return r->team != nullptr && r->team->canceled.load(std::memory_order_relaxed);
@@ -203,14 +265,33 @@ PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) n
   TaskCtx* saved = t.task;
   t.task = &r->ctx;
   r->ctx.owner = &t;
-  if (w != nullptr) r->ctx.floor = w->dq.head;
-  if (PLAIT_LIKELY(!canceled(r))) r->fn(r->arg);
-  if (PLAIT_UNLIKELY(r->ctx.deps != nullptr)) {
-    r->ctx.deps->wait();  // the dependent children (see the top of the file)
-    delete r->ctx.deps;
-    r->ctx.deps = nullptr;
-  }
+  r->ctx.floor = w != nullptr ? w->dq.head : 0;
+  if (PLAIT_LIKELY(!canceled_slow(r))) r->fn(arg_of(r));
   t.task = saved;
+  end_body(r, t, w);
+}
+
+// run_body_as_member for wait_owned's loop: r is a common record (no rare part) of t's team,
+// popped at head h by t, whose running task `c` waits (see wait_owned). A child of c that leaves
+// nothing behind takes itself off c's counts with two decrements: they are not flushed while the
+// loop runs (wait_owned flushes only after it).
+PLAIT_INLINE void run_common_in_wait(TaskRec* r, Thread& t, detail::Worker* w, TaskCtx* c, std::uint32_t h) noexcept {
+  assert_live(r);
+  PLAIT_ASSERT(r->rare == nullptr && r->team == t.team && t.team != nullptr && t.task == c && h == w->dq.head);
+  PLAIT_ASSERT(r->ctx.owner == nullptr && r->ctx.sub.local >= 1);  // runs once
+  t.task = &r->ctx;
+  r->ctx.owner = &t;
+  r->ctx.floor = h;
+  // relaxed: as in canceled_slow (a common record has no taskgroup).
+  if (PLAIT_LIKELY(!r->team->canceled.load(std::memory_order_relaxed))) r->fn(r + 1);
+  t.task = c;
+  if (PLAIT_LIKELY(r->ctx.sub.local == 1 && r->ctx.parent == c)) {
+    PLAIT_ASSERT(!c->kids.flushed && !c->sub.flushed && c->owner == &t);
+    --c->kids.local;
+    --c->sub.local;
+    free_common(r, w);
+    return;
+  }
   end_body(r, t, w);
 }
 
@@ -230,6 +311,7 @@ PLAIT_NOINLINE void run_body_adopting(TaskRec* r, Thread& t, detail::Worker* w) 
 
 // Runs r's body and completes it (or leaves the completion to omp_fulfill_event).
 PLAIT_INLINE void run_body(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
+  // (A task whose team is not the thread's: only a steal or the data-flow engine brings one.)
   if (PLAIT_UNLIKELY(r->team != t.team)) {
     run_body_adopting(r, t, w);
     return;
@@ -240,59 +322,102 @@ void run_body(TaskRec* r) noexcept { run_body(r, thread_state(), detail::current
 
 void task_exec(void* p, detail::Worker*) noexcept { run_body(static_cast<TaskRec*>(p)); }
 
-// Copies an argument block: small ones (gcc's usual few captured words) in words, inline.
-PLAIT_INLINE void copy_args(void* dst, const void* src, std::size_t n) noexcept {
-  switch (n) {  // gcc's blocks of pointers and 8-byte scalars: constant-size copies, no loop
-    case 8: __builtin_memcpy(dst, src, 8); return;
-    case 16: __builtin_memcpy(dst, src, 16); return;
-    case 24: __builtin_memcpy(dst, src, 24); return;
-    case 32: __builtin_memcpy(dst, src, 32); return;
-    default: std::memcpy(dst, src, n);
+// Copies an argument block of n <= 32 bytes inline, without a call: two overlapping moves of the
+// largest power of two that fits (gcc's blocks are a few pointers and scalars).
+PLAIT_INLINE void copy_small_args(void* dst, const void* src, std::size_t n) noexcept {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  if (n >= 16) {
+    __builtin_memcpy(d, s, 16);
+    __builtin_memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    __builtin_memcpy(d, s, 8);
+    __builtin_memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    __builtin_memcpy(d, s, 4);
+    __builtin_memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n != 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
   }
 }
 
-// A new record for a child of `parent`, with the argument block copied in, counted everywhere.
-// `w`: the calling thread's worker (null off the pools).
+// A common record (no rare part) for a child of `parent` with an argument block of arg_size <= 32
+// bytes (align <= 8), from w's allocator, counted. Null when the allocator's cache of its class is
+// empty (the caller then goes the general way, which refills it).
 PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
-                                void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags) {
+                                std::size_t arg_size) noexcept {
+  PLAIT_ASSERT(arg_size <= 32);
+  detail::AllocCache& k = w->acache[common_class];
+  detail::FreeBlock* b = k.head;
+  if (PLAIT_UNLIKELY(b == nullptr)) return nullptr;
+  PLAIT_ALLOC_UNPOISON(b, common_bytes);
+  k.head = b->next;
+  --k.n;
+  auto* r = ::new (static_cast<void*>(b)) TaskRec;
+  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, nullptr, false);
+  r->fn = fn;
+  r->team = t.team;
+  r->rare = nullptr;
+  copy_small_args(r + 1, data, arg_size);
+  // Counted before anyone can run (and so complete) it. The parent's counts are its thread's: we
+  // are that thread (tasks are created by their parent's body).
+  PLAIT_ASSERT(parent->owner == &t && !parent->kids.flushed && !parent->sub.flushed);
+  ++parent->kids.local;
+  ++parent->sub.local;
+  return r;
+}
+
+// Any record: for a child of `parent`, with the argument block copied in (cpyfn or memcpy),
+// counted everywhere, with a rare part when a taskgroup, `flags` or the size ask for one, or
+// `need_rare`. `w`: the calling thread's worker (null off the pools).
+TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
+                           void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags,
+                           bool need_rare) {
   std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   if (align < alignof(TaskRec)) align = alignof(TaskRec);
   const std::size_t head = (sizeof(TaskRec) + align - 1) & ~(align - 1);  // align: a power of two
-  const std::size_t bytes = head + (arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0);
-  // A record made on a worker goes back to its pool's allocator (free_record); one made off the
-  // pools (outside every region) to the heap.
-  void* mem = w != nullptr ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
+  const std::size_t args = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
+  const std::size_t rare_at = (head + args + alignof(RareInfo) - 1) & ~(alignof(RareInfo) - 1);
+  // A common record is a block of the common class from a worker's cache (it goes back to the
+  // cache of the worker that ends it). Any other has a rare part saying where its memory came
+  // from: a size class of its pool, or the heap (a record made off the pools, outside every
+  // region, or too large).
+  const bool fits_common = w != nullptr && head + args <= common_bytes && align == alignof(TaskRec);
+  need_rare = need_rare || !fits_common || parent->group != nullptr || (flags & task_detach) != 0;
+  const std::size_t bytes = need_rare ? rare_at + sizeof(RareInfo) : common_bytes;
+  const bool in_class = w != nullptr && detail::alloc_in_class(bytes, align);
+  PLAIT_ASSERT(need_rare || (in_class && detail::alloc_class_of(bytes) == common_class));
+  void* mem = in_class ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
   auto* r = ::new (mem) TaskRec;
-  r->rare = false;
-  r->bytes = static_cast<std::uint32_t>(bytes);
-  r->align = static_cast<std::uint32_t>(align);
-  r->cls = w != nullptr && detail::alloc_in_class(bytes, align) ? static_cast<std::uint8_t>(detail::alloc_class_of(bytes))
-                                                                 : TaskRec::no_class;
-  r->home = w != nullptr ? w->pool : nullptr;
+  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, parent->group, parent->final || (flags & task_final) != 0);
+  void* const arg = static_cast<char*>(mem) + head;
+  PLAIT_ASSERT(need_rare || arg == r + 1);
   r->fn = fn;
-  r->arg = static_cast<char*>(mem) + head;
-  if (arg_size > 0) {
-    if (cpyfn != nullptr)
-      cpyfn(r->arg, data);
-    else
-      copy_args(r->arg, data, static_cast<std::size_t>(arg_size));
-  }
   r->team = t.team;
-  r->ctx.parent = parent;
-  r->ctx.group = parent->group;  // the child's own children join the same taskgroup set
-  r->ctx.is_explicit = true;
-  r->ctx.final = parent->final || (flags & task_final) != 0;
-  r->ctx.sub.local = 1;  // itself, until complete (end_body); its owner is not known yet, but
-                         // nobody reads it before the body starts, after the publication
-  // Counted before anyone can run (and so complete) it. The parent's counts are its thread's: we
-  // are that thread (tasks are created by their parent's body).
+  r->rare = nullptr;
+  if (need_rare) {
+    auto* x = ::new (static_cast<char*>(mem) + rare_at) RareInfo;
+    x->group = parent->group;
+    x->home = in_class ? w->pool : nullptr;
+    x->bytes = static_cast<std::uint32_t>(bytes);
+    x->align = static_cast<std::uint32_t>(align);
+    x->cls = in_class ? static_cast<std::uint8_t>(detail::alloc_class_of(bytes)) : RareInfo::no_class;
+    x->arg = arg;
+    r->rare = x;
+  }
+  if (args > 0) {
+    if (cpyfn != nullptr)
+      cpyfn(arg, data);
+    else
+      std::memcpy(arg, data, args);
+  }
+  // Counted as in make_task.
   PLAIT_ASSERT(parent->owner == &t);
   ++parent->kids.local;
   ++parent->sub.local;
-  if (parent->group != nullptr) {
-    init_rare(r, parent->group);
-    parent->group->pending.add(1);
-  }
+  if (parent->group != nullptr) parent->group->pending.add(1);
   return r;
 }
 
@@ -302,16 +427,18 @@ PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
   c.rearm();
 }
 
-// The owner waits, running tasks, until `c` is zero: its own queued tasks above `floor` first
-// (without RMWs when they are all it waits for), then the rest, helping other workers.
+// The owner (t, whose current task holds `c`) waits, running tasks, until `c` is zero: its own
+// queued tasks above `floor` first (without RMWs when they are all it waits for), then the rest,
+// helping other workers.
 //
 // The owner's own slots above `floor` hold its children and their descendants. While the newest
 // is a task of ours and private, the loop pops it (pop_private: no atomic) and runs it here; any
 // other slot, a shared one or a pending steal request leaves the rest to the runtime's drain
 // (drain_own: take-backs, requests, coarse children, trace events), which ends where this loop
 // would.
-PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, OwnedCount& c, std::uint32_t floor) noexcept {
-  if (floor < w->dq.base) floor = w->dq.base;
+template <bool ClampFloor = true>
+PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, TaskCtx* ctx, OwnedCount& c, std::uint32_t floor) noexcept {
+  if (ClampFloor && floor < w->dq.base) floor = w->dq.base;
   while (w->dq.head > floor) {
     const detail::Slot& s = w->dq.own[w->dq.head - 1];
     if (s.exec != &task_exec) {
@@ -326,7 +453,11 @@ PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, OwnedCount& c, std::u
       detail::drain_own(w, nullptr, floor);
       break;
     }
-    run_body(r, t, w);
+    // (No adoption: the slots above the floor were pushed by this thread's tasks of its team.)
+    if (PLAIT_LIKELY(r->rare == nullptr))
+      run_common_in_wait(r, t, w, ctx, w->dq.head);
+    else
+      run_body_as_member(r, t, w);
   }
   if (PLAIT_UNLIKELY(!c.settled())) wait_owned_rest(w, c);
 }
@@ -412,7 +543,7 @@ PLAIT_INLINE void wait_for(Thread& t, OwnedCount TaskCtx::*which) noexcept {
     PLAIT_ASSERT((c->*which).settled());
     return;
   }
-  wait_owned(t, w, c->*which, c->floor);
+  wait_owned(t, w, c, c->*which, c->floor);
 }
 
 }  // namespace
@@ -447,14 +578,13 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     if ((flags & task_depend) == 0) undeferred = true;
   }
   if (PLAIT_UNLIKELY(undeferred && (flags & task_depend) != 0 && depend != nullptr)) wait_deps(t, parent, depend);
-  TaskRec* r = make_task(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags);
+  TaskRec* r = make_task_general(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags, false);
   if (PLAIT_UNLIKELY((flags & task_detach) != 0)) {
-    if (!r->rare) init_rare(r, nullptr);
-    r->has_detach = true;  // published with the record (push, or the data-flow engine)
+    r->rare->has_detach = true;  // published with the record (push, or the data-flow engine)
     // The omp_event_handle_t goes to the creator's event variable and to the first word of the
     // task's argument block, where gcc puts the task's own copy of it.
     *static_cast<void**>(detach) = r;
-    if (arg_size >= static_cast<long>(sizeof(void*))) *static_cast<void**>(r->arg) = r;
+    if (arg_size >= static_cast<long>(sizeof(void*))) *static_cast<void**>(arg_of(r)) = r;
   }
   if (undeferred) {
     if ((flags & task_detach) == 0) {
@@ -465,8 +595,7 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     // creator may not go on before that: wait for it (running tasks, or sleeping off the pools).
     detail::CountLatch done;
     done.add(1);
-    if (!r->rare) init_rare(r, nullptr);
-    r->waiter = &done;
+    r->rare->waiter = &done;
     run_body(r);
     if (w != nullptr)
       detail::group_wait(w, &done, parent->floor);
@@ -487,19 +616,70 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
       run_body(r);
       return;
     }
-    if (parent->deps == nullptr) parent->deps = new plait::dataflow_group;
+    if (parent->deps == nullptr) {
+      parent->deps = new plait::dataflow_group;
+      // An explicit task holds 1 more in its `sub` while it has a dependence group, so that its
+      // body's end takes the general way (end_body_general), which waits for the group first. (An
+      // implicit task's group is waited for by run_member, after the region's barrier.)
+      if (parent->is_explicit) ++parent->sub.local;
+    }
     if ((flags & task_detach) == 0) {
       parent->deps->run(acc.span(), [r] { run_body(r); });
     } else {
       // A detached task is complete only at its fulfil: the engine holds its successors until
       // complete() releases the node (run_held stores it before the task can start).
-      if (!r->rare) init_rare(r, nullptr);
-      r->held_group = parent->deps;
-      parent->deps->run_held(acc.span(), [r] { run_body(r); }, &r->held_node);
+      r->rare->held_group = parent->deps;
+      parent->deps->run_held(acc.span(), [r] { run_body(r); }, &r->rare->held_node);
     }
     return;
   }
   if (PLAIT_UNLIKELY(!detail::push(w, &task_exec, r, detail::slot_kind::detached))) run_body(r);
+}
+
+// task_general for a plain task (see task_plain) that task_plain could not defer (no team on a
+// pool, the throttle, a final or taskgrouped parent, a full deque or a thief's request, an empty
+// allocator cache).
+PLAIT_NOINLINE void task_simple_general(void (*fn)(void*), void* data, long arg_size) {
+  task_general(fn, data, nullptr, arg_size, 8, true, 0, nullptr, nullptr);
+}
+
+// task_general with GOMP_task's stack arguments by address: GOMP_task's fast path then reads only
+// `flags`, in place (with the values, gcc loaded all four at its entry, into registers it had to
+// save).
+PLAIT_OMP_NOIPA void task_general_at(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                                    long arg_align, bool if_clause, const unsigned* flags, void** const* depend,
+                                    void* const* detach) {
+  task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, *flags, *depend, *detach);
+}
+
+// GOMP_task's common case (see there), for a task GOMP_task found plain (no clause, no copy
+// function, a block of at most 32 bytes aligned to at most 8). (A thread with `fast_w` is inside
+// a team and has a task.) Three arguments, all in registers: every exit is a jump.
+PLAIT_NOINLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
+  Thread& t = tls_thread;
+  detail::Worker* const w = t.fast_w;
+  if (PLAIT_UNLIKELY(w == nullptr)) {
+    task_simple_general(fn, data, arg_size);
+    return;
+  }
+  TaskCtx* const parent = t.task;
+  PLAIT_ASSERT(parent != nullptr && t.icv_set && w == detail::current_worker());
+  // The head, read once: nothing but this thread moves it, and nothing here calls out. The
+  // throttle's test is one subtraction: head - split wraps to a huge value in the all-stolen state
+  // (head <= split, invariant 1 of docs/design.md), which sends that rare push to task_general,
+  // where over_throttle decides exactly; so does a push the deque's limit refuses (full, or a
+  // thief's request to serve: push_slow does that).
+  const std::uint32_t h = w->dq.head;
+  if (PLAIT_LIKELY(!parent->final && parent->group == nullptr && h - w->dq.split < w->throttle &&
+                   w->dq.push_fast_ok(h))) {
+    if (TaskRec* r = make_task(t, w, parent, fn, data, static_cast<std::size_t>(arg_size)); PLAIT_LIKELY(r != nullptr)) {
+      // push's fast path (detail::push) at the head read above.
+      detail::write_private(w, h, &task_exec,
+                            reinterpret_cast<std::uintptr_t>(r) | static_cast<std::uintptr_t>(detail::slot_kind::detached));
+      return;
+    }
+  }
+  task_simple_general(fn, data, arg_size);
 }
 }  // namespace
 }  // namespace plait::omp
@@ -507,29 +687,37 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
 extern "C" {
 
 // A deferred task in a team, the common case: no clause but shared/firstprivate data of a few
-// words, no taskgroup, fewer than the throttle's private tasks queued. A record from the worker's
-// allocator, the arguments copied in words, the parent's counts bumped in place, a private push:
-// no atomic RMW, no lock. Everything else goes to task_general.
+// words, no taskgroup, fewer than the throttle's private tasks queued. A common record from the
+// worker's allocator, the arguments copied inline, the parent's counts bumped in place, a private
+// push: no atomic RMW, no lock. Everything else goes to task_general.
+//
+// Two functions that save no register: GOMP_task tests its arguments and calls task_plain, which
+// has three, all in registers, and leaves by jumps only. The general way gets GOMP_task's stack
+// arguments by address: passed by value, gcc loaded all four at GOMP_task's entry, into registers
+// it then had to save.
 void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
                bool if_clause, unsigned flags, void** depend, int /*priority: a hint*/, void* detach) {
-  Thread& t = thread_state();
-  TaskCtx* const parent = t.task;
-  const Team* const team = t.team;
-  detail::Worker* const w = detail::tl_worker;  // no_worker off the pools (its pool is null)
-  if (PLAIT_LIKELY(parent != nullptr && team != nullptr && if_clause && cpyfn == nullptr &&
-                   (flags & (task_final | task_depend | task_detach)) == 0 && !parent->final &&
-                   parent->group == nullptr && static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8 &&
-                   team->pool != nullptr && w->pool == team->pool &&
-                   !detail::over_throttle(w))) {
-    TaskRec* r = make_task(t, w, parent, fn, data, nullptr, arg_size, 8, 0);
-    if (PLAIT_LIKELY(detail::push(w, &task_exec, r, detail::slot_kind::detached))) return;
-    run_body(r, t, w);  // the deque is full: run it now
+  if (PLAIT_LIKELY((flags & (task_final | task_depend | task_detach)) == 0 && if_clause && cpyfn == nullptr &&
+                   static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8)) {
+    task_plain(fn, data, arg_size);
     return;
   }
-  task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, detach);
+  task_general_at(fn, data, cpyfn, arg_size, arg_align, if_clause, &flags, &depend, &detach);
 }
 
-void GOMP_taskwait(void) { wait_for(thread_state(), &TaskCtx::kids); }
+void GOMP_taskwait(void) {
+  Thread& t = tls_thread;
+  if (detail::Worker* const w = t.fast_w; PLAIT_LIKELY(w != nullptr)) {
+    TaskCtx* const c = t.task;
+    // The running task's floor is never below the worker's base: both are heads, the floor taken
+    // when the task started, inside the frame whose base holds since then (a nested frame raises
+    // the base only while tasks of its own run).
+    PLAIT_ASSERT(c->floor >= w->dq.base);
+    wait_owned<false>(t, w, c, c->kids, c->floor);
+    return;
+  }
+  wait_for(thread_state(), &TaskCtx::kids);
+}
 
 void GOMP_taskwait_depend(void** depend) {
   Thread& t = thread_state();
@@ -559,8 +747,8 @@ void GOMP_taskgroup_end(void) {
 
 void omp_fulfill_event(void* event) {
   auto* r = static_cast<TaskRec*>(event);
-  // acq_rel: as in end_body.
-  if (r->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, thread_state());
+  // acq_rel: as in end_body_general.
+  if (r->rare->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, thread_state());
 }
 
 }  // extern "C"

@@ -193,8 +193,11 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   t.ws = nullptr;
   TaskCtx implicit;
   implicit.owner = &t;
-  if (detail::Worker* w = detail::current_worker(); w != nullptr) implicit.floor = w->dq.head;
+  detail::Worker* const w = detail::current_worker();
+  if (w != nullptr) implicit.floor = w->dq.head;
   t.task = &implicit;
+  // The master adopted worker 0 of the team's pool; every other member is the pool's worker i.
+  t.fast_w = team.pool != nullptr && w != nullptr && w->pool == team.pool ? w : nullptr;
   if (pre.setup != nullptr) pre.setup(t, pre.params);
   team.fn(team.data);
   team_end_barrier(t);
@@ -214,6 +217,7 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
   t.icv = team.icv;
   t.ws = nullptr;
   t.task = nullptr;  // set by the caller to the task's own context
+  t.fast_w = w;
 }
 
 namespace {

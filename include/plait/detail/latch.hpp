@@ -90,6 +90,10 @@ class OnceLatch {
 
 class CountLatch {
  public:
+  CountLatch() noexcept = default;
+  // A latch that starts at count n (no waiter): one store where reset would add a load in debug
+  // builds.
+  explicit CountLatch(std::int64_t n) noexcept : c_(n) {}
   // The word: the count of unfinished tasks in the low 48 bits, the number of waiters marked
   // asleep above it (bit 63 stays clear: the word never looks negative).
   static constexpr int sleeper_shift = 48;
