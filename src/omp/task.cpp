@@ -654,8 +654,8 @@ PLAIT_OMP_NOIPA void task_general_at(void (*fn)(void*), void* data, void (*cpyfn
 
 // GOMP_task's common case (see there), for a task GOMP_task found plain (no clause, no copy
 // function, a block of at most 32 bytes aligned to at most 8). (A thread with `fast_w` is inside
-// a team and has a task.) Three arguments, all in registers: every exit is a jump.
-PLAIT_NOINLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
+// a team and has a task.) Inline in GOMP_task; its exits are calls of the general way.
+PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   Thread& t = tls_thread;
   detail::Worker* const w = t.fast_w;
   if (PLAIT_UNLIKELY(w == nullptr)) {
@@ -691,10 +691,9 @@ extern "C" {
 // worker's allocator, the arguments copied inline, the parent's counts bumped in place, a private
 // push: no atomic RMW, no lock. Everything else goes to task_general.
 //
-// Two functions that save no register: GOMP_task tests its arguments and calls task_plain, which
-// has three, all in registers, and leaves by jumps only. The general way gets GOMP_task's stack
-// arguments by address: passed by value, gcc loaded all four at GOMP_task's entry, into registers
-// it then had to save.
+// The path saves no register: GOMP_task tests its arguments, then task_plain (inline) makes and
+// pushes the record. The general way gets GOMP_task's stack arguments by address: passed by value,
+// gcc loaded all four at GOMP_task's entry, into registers it then had to save.
 void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
                bool if_clause, unsigned flags, void** depend, int /*priority: a hint*/, void* detach) {
   if (PLAIT_LIKELY((flags & (task_final | task_depend | task_detach)) == 0 && if_clause && cpyfn == nullptr &&
