@@ -297,5 +297,8 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept;
 // Waits (running tasks) until the subtree of the calling member's implicit task is done: every
 // explicit task it created, and theirs, is complete. The barriers' first step.
 void wait_subtree(Thread& t) noexcept;
+// The calling thread's ready task records (task.cpp) go back to worker w's allocator: the thread
+// adopted w, worker 0 of a pool, for a region that has ended.
+void give_back_ready_records(detail::Worker* w) noexcept;
 
 }  // namespace plait::omp

@@ -99,6 +99,9 @@ struct TaskRec {
   void (*fn)(void*);
   Team* team;       // null: a task outside every region (run at once)
   RareInfo* rare;   // null: a common record (see the top of the file)
+#ifndef NDEBUG
+  bool started;     // debug builds: the body has started (a task runs once)
+#endif
   // The argument block is right after a common record (aligned to 8: a common record has no
   // stricter alignment); a record with a rare part names its own.
 };
@@ -140,10 +143,58 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
   (void)r;
 }
 
-// Gives back the memory of a common record (no rare part) on w, a worker of the record's pool.
+// Ready records: a few common records that this thread freed, kept with the fields every common
+// record starts with still in place — `kids.remote` and `sub` as a new record's (bias; 1, not
+// flushed, bias), no taskgroup, no dependence group, no rare part, explicit and not final — so that
+// the next record made on this thread writes only its parent, function, team and its first word
+// (`kids.local`, `flushed`: the list's link). A thread's ready records belong to the pool of its
+// worker: a pool worker's thread never changes pools, and the thread that adopts a pool's worker 0
+// for a region gives them back to that worker when the region ends (give_back_ready_records).
+//
+// The list is linked through each record's first word (`kids.local` and `flushed`, which a new
+// record writes anyway), and each record keeps its depth in the list in `floor` (written when a
+// body starts): a free reads the depth of the head instead of keeping a count, and a new record
+// takes the head with no count to update. A ready record's `owner` is the thread whose list holds
+// it (it ran there), which every record made on that thread has when it is made.
+struct ReadyRecords {
+  TaskRec* head = nullptr;
+};
+constinit thread_local ReadyRecords tls_ready __attribute__((tls_model("initial-exec")));
+inline constexpr std::uint32_t ready_max = 32;
+
+// Whether r holds a new record's fields (see ReadyRecords), all but the per-task ones.
+[[maybe_unused]] PLAIT_INLINE bool holds_ready_fields(const TaskRec* r) noexcept {
+  const TaskCtx& c = r->ctx;
+  return c.owner == &tls_thread && c.sub.local == 1 && !c.sub.flushed && c.sub.remote.count() == OwnedCount::bias &&
+         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit &&
+         !c.final && r->rare == nullptr;
+}
+
+// Gives back the memory of a common record (no rare part) on w, a worker of the record's pool,
+// whose end took the fast way: `sub` is as new (its own 1 alone, never flushed; nothing counted
+// it down from another thread, or `local` would still count that child). `kids.remote` is new too
+// unless a child completed on another thread while its subtree ended on ours (a thief finished its
+// body, this thread its last descendant): then the record goes back to the allocator, as does a
+// final task's (task_general makes common records of those too). acquire (on
+// `kids.remote`): every count-down of it happened before, through the chain that ended this
+// record's subtree here.
 PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
   assert_live(r);
   PLAIT_ASSERT(r->rare == nullptr && w != nullptr && w != &detail::no_worker);
+  PLAIT_ASSERT(r->ctx.sub.local == 1 && !r->ctx.sub.flushed && r->ctx.sub.remote.count() == OwnedCount::bias);
+  ReadyRecords& ready = tls_ready;
+  TaskRec* const head = ready.head;
+  const std::uint32_t depth = head != nullptr ? head->ctx.floor + 1 : 1;
+  if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.count_acquire() == OwnedCount::bias && !r->ctx.final)) {
+    PLAIT_ASSERT(holds_ready_fields(r));
+#ifndef NDEBUG
+    r->fn = nullptr;  // freed (assert_live); the ready fields stay
+#endif
+    *reinterpret_cast<TaskRec**>(r) = head;
+    r->ctx.floor = depth;
+    ready.head = r;
+    return;
+  }
   mark_freed(r);
   detail::task_free_class(w, r, common_class);
 }
@@ -261,7 +312,10 @@ void task_exec(void* p, detail::Worker*) noexcept;
 // Runs r's body on thread t (worker w, or null) and ends it (end_body).
 PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
   assert_live(r);
-  PLAIT_ASSERT(r->ctx.owner == nullptr && r->ctx.sub.local >= 1);  // runs once
+  PLAIT_ASSERT(!r->started && r->ctx.sub.local >= 1);  // runs once
+#ifndef NDEBUG
+  r->started = true;
+#endif
   TaskCtx* saved = t.task;
   t.task = &r->ctx;
   r->ctx.owner = &t;
@@ -278,9 +332,13 @@ PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) n
 PLAIT_INLINE void run_common_in_wait(TaskRec* r, Thread& t, detail::Worker* w, TaskCtx* c, std::uint32_t h) noexcept {
   assert_live(r);
   PLAIT_ASSERT(r->rare == nullptr && r->team == t.team && t.team != nullptr && t.task == c && h == w->dq.head);
-  PLAIT_ASSERT(r->ctx.owner == nullptr && r->ctx.sub.local >= 1);  // runs once
+  PLAIT_ASSERT(!r->started && r->ctx.sub.local >= 1);  // runs once
+#ifndef NDEBUG
+  r->started = true;
+#endif
+  // Made on this thread (its slot is ours), so its owner is this thread already (see ReadyRecords).
+  PLAIT_ASSERT(r->ctx.owner == &t);
   t.task = &r->ctx;
-  r->ctx.owner = &t;
   r->ctx.floor = h;
   // relaxed: as in canceled_slow (a common record has no taskgroup).
   if (PLAIT_LIKELY(!r->team->canceled.load(std::memory_order_relaxed))) r->fn(r + 1);
@@ -349,17 +407,32 @@ PLAIT_INLINE void copy_small_args(void* dst, const void* src, std::size_t n) noe
 PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
                                 std::size_t arg_size) noexcept {
   PLAIT_ASSERT(arg_size <= 32);
-  detail::AllocCache& k = w->acache[common_class];
-  detail::FreeBlock* b = k.head;
-  if (PLAIT_UNLIKELY(b == nullptr)) return nullptr;
-  PLAIT_ALLOC_UNPOISON(b, common_bytes);
-  k.head = b->next;
-  --k.n;
-  auto* r = ::new (static_cast<void*>(b)) TaskRec;
-  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, nullptr, false);
+  ReadyRecords& ready = tls_ready;
+  TaskRec* r = ready.head;
+  if (PLAIT_LIKELY(r != nullptr)) {
+    // A ready record (see ReadyRecords): the per-task fields only.
+    ready.head = *reinterpret_cast<TaskRec**>(r);
+    PLAIT_ASSERT(holds_ready_fields(r));
+    r->ctx.kids.local = 0;
+    r->ctx.kids.flushed = 0;
+    r->ctx.parent = parent;
+  } else {
+    detail::AllocCache& k = w->acache[common_class];
+    detail::FreeBlock* b = k.head;
+    if (PLAIT_UNLIKELY(b == nullptr)) return nullptr;
+    PLAIT_ALLOC_UNPOISON(b, common_bytes);
+    k.head = b->next;
+    --k.n;
+    r = ::new (static_cast<void*>(b)) TaskRec;
+    ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, nullptr, false);
+    r->ctx.owner = &t;  // (see ReadyRecords)
+    r->rare = nullptr;
+  }
   r->fn = fn;
   r->team = t.team;
-  r->rare = nullptr;
+#ifndef NDEBUG
+  r->started = false;
+#endif
   copy_small_args(r + 1, data, arg_size);
   // Counted before anyone can run (and so complete) it. The parent's counts are its thread's: we
   // are that thread (tasks are created by their parent's body).
@@ -392,6 +465,10 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
   void* mem = in_class ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
   auto* r = ::new (mem) TaskRec;
   ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, parent->group, parent->final || (flags & task_final) != 0);
+  r->ctx.owner = &t;  // made here (see ReadyRecords); whoever runs it sets it again
+#ifndef NDEBUG
+  r->started = false;
+#endif
   void* const arg = static_cast<char*>(mem) + head;
   PLAIT_ASSERT(need_rare || arg == r + 1);
   r->fn = fn;
@@ -549,6 +626,14 @@ PLAIT_INLINE void wait_for(Thread& t, OwnedCount TaskCtx::*which) noexcept {
 }  // namespace
 
 void wait_subtree(Thread& t) noexcept { wait_for(t, &TaskCtx::sub); }
+
+void give_back_ready_records(detail::Worker* w) noexcept {
+  ReadyRecords& ready = tls_ready;
+  while (TaskRec* r = ready.head) {
+    ready.head = *reinterpret_cast<TaskRec**>(r);
+    detail::task_free_class(w, r, common_class);
+  }
+}
 
 }  // namespace plait::omp
 

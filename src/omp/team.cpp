@@ -288,6 +288,7 @@ static void parallel(void (*fn)(void*), void* data, unsigned requested, const Pr
   run_member(t, team, 0, pre);
   // The members leave after the barrier; wait until none touches the team any more.
   detail::group_wait(w0, &team.left, w0->dq.base);
+  give_back_ready_records(w0);  // the records this thread keeps are the pool's
   detail::tl_worker = outer;
   release_pool(p);
 }
