@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 
 namespace plait::omp {
@@ -100,14 +101,39 @@ struct Thread;
 //
 // A finisher on the owner's thread learns whether it is one from the task's `owner` (written
 // before any child existed, so visible to every finisher through the publication of the child).
-struct OwnedCount {
-  static constexpr std::int64_t bias = std::int64_t{1} << 46;  // < CountLatch::sleeper
-  std::int32_t local;           // owner's thread only (a task has fewer than 2^31 live children)
-  std::int32_t flushed;         // owner's thread only: 0 or 1 (a word, so that a new count is
-                                // two 8-byte stores)
+//
+// The fields, in two orders (OwnedFields): TaskCtx puts its `kids` count's `local` last and its
+// `sub` count's first, so that the two are one 8-byte word (TaskCtx::add_locals: a child's creation
+// and its end on the owner's thread change both with one add).
+//   local    owner's thread only (a task has fewer than 2^31 live children)
+//   flushed  owner's thread only: 0 or 1
+//   remote   the latch
+inline constexpr std::int64_t owned_bias = std::int64_t{1} << 46;  // < CountLatch::sleeper
+template <bool LocalLast>
+struct OwnedFields;
+template <>
+struct OwnedFields<false> {
+  std::int32_t local;
+  std::int32_t flushed;
   detail::CountLatch remote;
+  explicit OwnedFields(std::int32_t n) noexcept : local(n), flushed(0), remote(owned_bias) {}
+};
+template <>
+struct OwnedFields<true> {
+  detail::CountLatch remote;
+  std::int32_t flushed;
+  std::int32_t local;
+  explicit OwnedFields(std::int32_t n) noexcept : remote(owned_bias), flushed(0), local(n) {}
+};
 
-  explicit OwnedCount(std::int32_t n = 0) noexcept : local(n), flushed(0), remote(bias) {}
+template <bool LocalLast>
+struct BasicOwnedCount : OwnedFields<LocalLast> {
+  static constexpr std::int64_t bias = owned_bias;
+  using OwnedFields<LocalLast>::local;
+  using OwnedFields<LocalLast>::flushed;
+  using OwnedFields<LocalLast>::remote;
+
+  explicit BasicOwnedCount(std::int32_t n = 0) noexcept : OwnedFields<LocalLast>(n) {}
   // The owner's test that the count is zero. acquire (count_acquire): the finished children's
   // effects are visible when it says so. While the owner keeps the count (not flushed), `local`
   // is the count plus the children that finished on other threads, so local == 0 means that none
@@ -140,6 +166,8 @@ struct OwnedCount {
     return remote.count_down(1);
   }
 };
+using OwnedCount = BasicOwnedCount<false>;  // local first
+using KidsCount = BasicOwnedCount<true>;    // local last
 
 // What taskwait, taskgroup and the barrier wait for, per task. An implicit task's context lives
 // on its thread's stack for the length of the region; an explicit task's lives in its record.
@@ -150,9 +178,11 @@ struct OwnedCount {
 //         its implicit task's `sub` to reach zero: then no task of its subtree is left, and once
 //         every member has seen that of its own, no task of the region is.
 struct TaskCtx {
-  OwnedCount kids;
-  OwnedCount sub;
-  const Thread* owner;           // the thread that runs (ran) the body: set when it starts
+  KidsCount kids;   // ... kids.local, then
+  OwnedCount sub;   // sub.local ...: one 8-byte word (add_locals)
+  // The thread that runs (ran) the body: an explicit task's maker from its making (task.cpp's
+  // ready records), set again by a thread that takes the task to run it elsewhere.
+  const Thread* owner;
   TaskCtx* parent;
   Taskgroup* group;              // the innermost taskgroup of this task (new children count in it)
   plait::dataflow_group* deps;   // siblings ordered by depend clauses, made on first use
@@ -176,7 +206,24 @@ struct TaskCtx {
     owner = nullptr;
 #endif
   }
+
+  // Adds d to both local counts, kids.local and sub.local (the owner's thread only, neither
+  // count flushed): one add on the word they share. Neither half leaves 0..2^31-1, so no carry or
+  // borrow crosses from one into the other.
+  PLAIT_INLINE void add_locals(std::int32_t d) noexcept {
+    PLAIT_ASSERT(!kids.flushed && !sub.flushed && kids.local + d >= 0 && sub.local + d >= 0);
+    unsigned char* const p = reinterpret_cast<unsigned char*>(&kids.local);
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    v += static_cast<std::uint64_t>(static_cast<std::int64_t>(d) * 0x100000001ll);  // d in each half
+    std::memcpy(p, &v, sizeof v);
+  }
 };
+static_assert(std::is_standard_layout_v<TaskCtx>);
+static_assert(offsetof(TaskCtx, sub) == offsetof(TaskCtx, kids) + sizeof(KidsCount) &&
+                  offsetof(KidsCount, local) + sizeof(std::int32_t) == sizeof(KidsCount) &&
+                  offsetof(OwnedCount, local) == 0,
+              "kids.local and sub.local are adjacent: one 8-byte word");
 
 struct Taskgroup {
   detail::CountLatch pending;    // tasks of the group's set not finished

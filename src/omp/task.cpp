@@ -151,15 +151,22 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
 // worker: a pool worker's thread never changes pools, and the thread that adopts a pool's worker 0
 // for a region gives them back to that worker when the region ends (give_back_ready_records).
 //
-// The list is linked through each record's first word (`kids.local` and `flushed`, which a new
-// record writes anyway), and each record keeps its depth in the list in `floor` (written when a
-// body starts): a free reads the depth of the head instead of keeping a count, and a new record
+// The list is linked through each record's `kids.flushed` and `kids.local` (one 8-byte word,
+// which a new record writes anyway), and each record keeps its depth in the list in `floor`
+// (written when a body starts): a free reads the depth of the head instead of keeping a count, and a new record
 // takes the head with no count to update. A ready record's `owner` is the thread whose list holds
 // it (it ran there), which every record made on that thread has when it is made.
 struct ReadyRecords {
   TaskRec* head = nullptr;
 };
 constinit thread_local ReadyRecords tls_ready __attribute__((tls_model("initial-exec")));
+static_assert(offsetof(KidsCount, flushed) % 8 == 0 && offsetof(KidsCount, local) == offsetof(KidsCount, flushed) + 4);
+PLAIT_INLINE TaskRec* ready_next(const TaskRec* r) noexcept {
+  TaskRec* n;
+  std::memcpy(&n, &r->ctx.kids.flushed, sizeof n);
+  return n;
+}
+PLAIT_INLINE void set_ready_next(TaskRec* r, TaskRec* n) noexcept { std::memcpy(&r->ctx.kids.flushed, &n, sizeof n); }
 inline constexpr std::uint32_t ready_max = 32;
 
 // Whether r holds a new record's fields (see ReadyRecords), all but the per-task ones.
@@ -190,7 +197,7 @@ PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
 #ifndef NDEBUG
     r->fn = nullptr;  // freed (assert_live); the ready fields stay
 #endif
-    *reinterpret_cast<TaskRec**>(r) = head;
+    set_ready_next(r, head);
     r->ctx.floor = depth;
     ready.head = r;
     return;
@@ -345,8 +352,7 @@ PLAIT_INLINE void run_common_in_wait(TaskRec* r, Thread& t, detail::Worker* w, T
   t.task = c;
   if (PLAIT_LIKELY(r->ctx.sub.local == 1 && r->ctx.parent == c)) {
     PLAIT_ASSERT(!c->kids.flushed && !c->sub.flushed && c->owner == &t);
-    --c->kids.local;
-    --c->sub.local;
+    c->add_locals(-1);
     free_common(r, w);
     return;
   }
@@ -411,7 +417,7 @@ PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, v
   TaskRec* r = ready.head;
   if (PLAIT_LIKELY(r != nullptr)) {
     // A ready record (see ReadyRecords): the per-task fields only.
-    ready.head = *reinterpret_cast<TaskRec**>(r);
+    ready.head = ready_next(r);
     PLAIT_ASSERT(holds_ready_fields(r));
     r->ctx.kids.local = 0;
     r->ctx.kids.flushed = 0;
@@ -437,8 +443,7 @@ PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, v
   // Counted before anyone can run (and so complete) it. The parent's counts are its thread's: we
   // are that thread (tasks are created by their parent's body).
   PLAIT_ASSERT(parent->owner == &t && !parent->kids.flushed && !parent->sub.flushed);
-  ++parent->kids.local;
-  ++parent->sub.local;
+  parent->add_locals(1);
   return r;
 }
 
@@ -492,14 +497,14 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
   }
   // Counted as in make_task.
   PLAIT_ASSERT(parent->owner == &t);
-  ++parent->kids.local;
-  ++parent->sub.local;
+  parent->add_locals(1);
   if (parent->group != nullptr) parent->group->pending.add(1);
   return r;
 }
 
 // The rest, out of line: the owner's count is not settled by what ran here.
-PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
+template <class Count>
+PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, Count& c) noexcept {
   if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::wait_policy::help);
   c.rearm();
 }
@@ -513,8 +518,8 @@ PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, OwnedCount& c) noexcept {
 // other slot, a shared one or a pending steal request leaves the rest to the runtime's drain
 // (drain_own: take-backs, requests, coarse children, trace events), which ends where this loop
 // would.
-template <bool ClampFloor = true>
-PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, TaskCtx* ctx, OwnedCount& c, std::uint32_t floor) noexcept {
+template <bool ClampFloor = true, class Count>
+PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, TaskCtx* ctx, Count& c, std::uint32_t floor) noexcept {
   if (ClampFloor && floor < w->dq.base) floor = w->dq.base;
   while (w->dq.head > floor) {
     const detail::Slot& s = w->dq.own[w->dq.head - 1];
@@ -613,7 +618,8 @@ void wait_deps(Thread& t, TaskCtx* parent, void** depend) {
 }
 
 // t's current task waits until its count `which` (kids: taskwait; sub: a barrier's subtree) is zero.
-PLAIT_INLINE void wait_for(Thread& t, OwnedCount TaskCtx::*which) noexcept {
+template <class Count>
+PLAIT_INLINE void wait_for(Thread& t, Count TaskCtx::*which) noexcept {
   TaskCtx* c = current_ctx(t);
   detail::Worker* w = detail::current_worker();
   if (PLAIT_UNLIKELY(w == nullptr)) {  // nothing deferred exists outside the pools: every task ran at once
@@ -630,7 +636,7 @@ void wait_subtree(Thread& t) noexcept { wait_for(t, &TaskCtx::sub); }
 void give_back_ready_records(detail::Worker* w) noexcept {
   ReadyRecords& ready = tls_ready;
   while (TaskRec* r = ready.head) {
-    ready.head = *reinterpret_cast<TaskRec**>(r);
+    ready.head = ready_next(r);
     detail::task_free_class(w, r, common_class);
   }
 }
