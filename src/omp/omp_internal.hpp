@@ -192,16 +192,20 @@ struct TaskCtx {
   std::uint32_t floor;
   bool is_explicit;
   bool final;
+  // Neither final nor in a taskgroup: its children may take GOMP_task's fast path (one test for
+  // both; kept with `final` and `group` by the constructors and GOMP_taskgroup_start/end).
+  bool plain;
 
   // An implicit task (or the initial task): no parent, not started.
   TaskCtx() noexcept
-      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false) {}
+      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false),
+        plain(true) {}
   // An explicit task's context in its record (task.cpp): `sub` holds the task itself until it is
   // complete. `owner` and `floor` are written when the body starts (debug builds: owner null
   // until then).
   struct explicit_task {};
   TaskCtx(explicit_task, TaskCtx* p, Taskgroup* g, bool fin) noexcept
-      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin) {
+      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin), plain(!fin && g == nullptr) {
 #ifndef NDEBUG
     owner = nullptr;
 #endif
@@ -314,10 +318,20 @@ struct Thread {
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.
-extern constinit thread_local Thread tls_thread __attribute__((tls_model("initial-exec")));
+// With it, the task records the thread keeps ready for new tasks (task.cpp): one thread-local
+// block, so that one address serves both on the task paths, but not part of Thread, which a region
+// saves and restores whole.
+struct ReadyRecords {
+  void* head = nullptr;  // task.cpp's TaskRec
+};
+struct ThreadLocal {
+  Thread thread;
+  ReadyRecords ready;
+};
+extern constinit thread_local ThreadLocal tls __attribute__((tls_model("initial-exec")));
 PLAIT_COLD void init_thread_state(Thread& t) noexcept;  // the ICVs, on a thread's first use
 PLAIT_INLINE Thread& thread_state() noexcept {
-  Thread& t = tls_thread;
+  Thread& t = tls.thread;
   if (PLAIT_UNLIKELY(!t.icv_set)) init_thread_state(t);
   return t;
 }

@@ -156,10 +156,7 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
 // (written when a body starts): a free reads the depth of the head instead of keeping a count, and a new record
 // takes the head with no count to update. A ready record's `owner` is the thread whose list holds
 // it (it ran there), which every record made on that thread has when it is made.
-struct ReadyRecords {
-  TaskRec* head = nullptr;
-};
-constinit thread_local ReadyRecords tls_ready __attribute__((tls_model("initial-exec")));
+// (ReadyRecords, in omp_internal.hpp: beside the thread's state.)
 static_assert(offsetof(KidsCount, flushed) % 8 == 0 && offsetof(KidsCount, local) == offsetof(KidsCount, flushed) + 4);
 PLAIT_INLINE TaskRec* ready_next(const TaskRec* r) noexcept {
   TaskRec* n;
@@ -172,8 +169,8 @@ inline constexpr std::uint32_t ready_max = 32;
 // Whether r holds a new record's fields (see ReadyRecords), all but the per-task ones.
 [[maybe_unused]] PLAIT_INLINE bool holds_ready_fields(const TaskRec* r) noexcept {
   const TaskCtx& c = r->ctx;
-  return c.owner == &tls_thread && c.sub.local == 1 && !c.sub.flushed && c.sub.remote.count() == OwnedCount::bias &&
-         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit &&
+  return c.owner == &tls.thread && c.sub.local == 1 && !c.sub.flushed && c.sub.remote.count() == OwnedCount::bias &&
+         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit && c.plain &&
          !c.final && r->rare == nullptr;
 }
 
@@ -189,8 +186,8 @@ PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
   assert_live(r);
   PLAIT_ASSERT(r->rare == nullptr && w != nullptr && w != &detail::no_worker);
   PLAIT_ASSERT(r->ctx.sub.local == 1 && !r->ctx.sub.flushed && r->ctx.sub.remote.count() == OwnedCount::bias);
-  ReadyRecords& ready = tls_ready;
-  TaskRec* const head = ready.head;
+  ReadyRecords& ready = tls.ready;
+  TaskRec* const head = static_cast<TaskRec*>(ready.head);
   const std::uint32_t depth = head != nullptr ? head->ctx.floor + 1 : 1;
   if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.count_acquire() == OwnedCount::bias && !r->ctx.final)) {
     PLAIT_ASSERT(holds_ready_fields(r));
@@ -413,8 +410,8 @@ PLAIT_INLINE void copy_small_args(void* dst, const void* src, std::size_t n) noe
 PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
                                 std::size_t arg_size) noexcept {
   PLAIT_ASSERT(arg_size <= 32);
-  ReadyRecords& ready = tls_ready;
-  TaskRec* r = ready.head;
+  ReadyRecords& ready = tls.ready;
+  auto* r = static_cast<TaskRec*>(ready.head);
   if (PLAIT_LIKELY(r != nullptr)) {
     // A ready record (see ReadyRecords): the per-task fields only.
     ready.head = ready_next(r);
@@ -634,8 +631,8 @@ PLAIT_INLINE void wait_for(Thread& t, Count TaskCtx::*which) noexcept {
 void wait_subtree(Thread& t) noexcept { wait_for(t, &TaskCtx::sub); }
 
 void give_back_ready_records(detail::Worker* w) noexcept {
-  ReadyRecords& ready = tls_ready;
-  while (TaskRec* r = ready.head) {
+  ReadyRecords& ready = tls.ready;
+  while (auto* r = static_cast<TaskRec*>(ready.head)) {
     ready.head = ready_next(r);
     detail::task_free_class(w, r, common_class);
   }
@@ -747,7 +744,7 @@ PLAIT_OMP_NOIPA void task_general_at(void (*fn)(void*), void* data, void (*cpyfn
 // function, a block of at most 32 bytes aligned to at most 8). (A thread with `fast_w` is inside
 // a team and has a task.) Inline in GOMP_task; its exits are calls of the general way.
 PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
-  Thread& t = tls_thread;
+  Thread& t = tls.thread;
   detail::Worker* const w = t.fast_w;
   if (PLAIT_UNLIKELY(w == nullptr)) {
     task_simple_general(fn, data, arg_size);
@@ -761,7 +758,8 @@ PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   // where over_throttle decides exactly; so does a push the deque's limit refuses (full, or a
   // thief's request to serve: push_slow does that).
   const std::uint32_t h = w->dq.head;
-  if (PLAIT_LIKELY(!parent->final && parent->group == nullptr && h - w->dq.split < w->throttle &&
+  PLAIT_ASSERT(parent->plain == (!parent->final && parent->group == nullptr));
+  if (PLAIT_LIKELY(parent->plain && h - w->dq.split < w->throttle &&
                    w->dq.push_fast_ok(h))) {
     if (TaskRec* r = make_task(t, w, parent, fn, data, static_cast<std::size_t>(arg_size)); PLAIT_LIKELY(r != nullptr)) {
       // push's fast path (detail::push) at the head read above.
@@ -796,7 +794,7 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
 }
 
 void GOMP_taskwait(void) {
-  Thread& t = tls_thread;
+  Thread& t = tls.thread;
   if (detail::Worker* const w = t.fast_w; PLAIT_LIKELY(w != nullptr)) {
     TaskCtx* const c = t.task;
     // The running task's floor is never below the worker's base: both are heads, the floor taken
@@ -823,6 +821,7 @@ void GOMP_taskgroup_start(void) {
   if (detail::Worker* w = detail::current_worker(); w != nullptr) g->floor = w->dq.head;
   g->prev = c->group;
   c->group = g;
+  c->plain = false;
 }
 
 void GOMP_taskgroup_end(void) {
@@ -832,6 +831,7 @@ void GOMP_taskgroup_end(void) {
   if (g == nullptr) fatal("GOMP_taskgroup_end without GOMP_taskgroup_start");
   if (detail::Worker* w = detail::current_worker(); w != nullptr) detail::group_wait(w, &g->pending, g->floor);
   c->group = g->prev;
+  c->plain = c->group == nullptr && !c->final;
   delete g;
 }
 

@@ -35,7 +35,7 @@ void fatal(const char* fmt, ...) noexcept {
   std::_Exit(2);
 }
 
-constinit thread_local Thread tls_thread __attribute__((tls_model("initial-exec")));
+constinit thread_local ThreadLocal tls __attribute__((tls_model("initial-exec")));
 
 void init_thread_state(Thread& t) noexcept {
   t.icv = global().icv;
