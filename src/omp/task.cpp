@@ -178,8 +178,8 @@ inline constexpr std::uint32_t ready_max = 32;
 // whose end took the fast way: `sub` is as new (its own 1 alone, never flushed; nothing counted
 // it down from another thread, or `local` would still count that child). `kids.remote` is new too
 // unless a child completed on another thread while its subtree ended on ours (a thief finished its
-// body, this thread its last descendant): then the record goes back to the allocator, as does a
-// final task's (task_general makes common records of those too). acquire (on
+// body, this thread its last descendant): then the record goes back to the allocator. (A common
+// record is never final: task_general gives a final task a rare part.) acquire (on
 // `kids.remote`): every count-down of it happened before, through the chain that ended this
 // record's subtree here.
 PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
@@ -189,7 +189,7 @@ PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
   ReadyRecords& ready = tls.ready;
   TaskRec* const head = static_cast<TaskRec*>(ready.head);
   const std::uint32_t depth = head != nullptr ? head->ctx.floor + 1 : 1;
-  if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.count_acquire() == OwnedCount::bias && !r->ctx.final)) {
+  if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.count_acquire() == OwnedCount::bias)) {
     PLAIT_ASSERT(holds_ready_fields(r));
 #ifndef NDEBUG
     r->fn = nullptr;  // freed (assert_live); the ready fields stay
@@ -460,13 +460,16 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
   // from: a size class of its pool, or the heap (a record made off the pools, outside every
   // region, or too large).
   const bool fits_common = w != nullptr && head + args <= common_bytes && align == alignof(TaskRec);
-  need_rare = need_rare || !fits_common || parent->group != nullptr || (flags & task_detach) != 0;
+  // (A final task's record has a rare part too: a common record is never final, which the ready
+  // records rely on.)
+  const bool final = parent->final || (flags & task_final) != 0;
+  need_rare = need_rare || !fits_common || parent->group != nullptr || (flags & task_detach) != 0 || final;
   const std::size_t bytes = need_rare ? rare_at + sizeof(RareInfo) : common_bytes;
   const bool in_class = w != nullptr && detail::alloc_in_class(bytes, align);
   PLAIT_ASSERT(need_rare || (in_class && detail::alloc_class_of(bytes) == common_class));
   void* mem = in_class ? detail::task_alloc_bytes(w, bytes, align) : ::operator new(bytes, std::align_val_t{align});
   auto* r = ::new (mem) TaskRec;
-  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, parent->group, parent->final || (flags & task_final) != 0);
+  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, parent->group, final);
   r->ctx.owner = &t;  // made here (see ReadyRecords); whoever runs it sets it again
 #ifndef NDEBUG
   r->started = false;
