@@ -6,12 +6,16 @@ Runs serial, plait, plait-frame (the frame-task API, plait/frame.hpp), gomp, gom
 gcc-built OpenMP binary with libplait-omp preloaded), libomp and tbb at 1 and 2 threads, interleaved
 and shuffled per round, and prints medians: time per task (= per spawn), overhead per spawn over the
 serial recursion ((T_runtime - T_serial) / spawns), and each runtime's 2-thread speedup over its
-1-thread time. Uses only the standard library so that it runs before the Python tooling is set up.
+1-thread time. Below the table, the overhead and the speedup per round (each round's runtime against
+the same round's serial run, or its own 1-thread run) with the 95 % sign-test interval of their
+median: a target such as "overhead <= 10 ns" is met when the interval lies below it, a tie when it
+holds it. Uses only the standard library so that it runs before the Python tooling is set up.
 
     scripts/bench_fib.py [--n 32] [--rounds 11] [--runtimes plait,plait-frame] [--markdown]
 """
 import argparse
 import json
+import math
 import os
 import random
 import statistics
@@ -48,6 +52,19 @@ def run(rt, threads, n):
     if rt in PRELOAD and "libplait-omp" not in rec.get("omp_library", ""):
         sys.exit(f"bench_fib: {rt} ran on {rec.get('omp_library')!r}, not on the preloaded library")
     return rec["time_s"], rec["stats"]["tasks"]
+
+
+def sign_interval(values):
+    """The median of `values` and its 95 % sign-test interval (order statistics k and n+1-k, k the
+    largest with P(Binomial(n, 1/2) < k) <= 0.025); the whole range below 6 values."""
+    v = sorted(values)
+    n = len(v)
+    k, tail = 0, 0.0
+    while tail + math.comb(n, k) / 2 ** n <= 0.025:
+        tail += math.comb(n, k) / 2 ** n
+        k += 1
+    k = max(k, 1)
+    return statistics.median(v), v[k - 1], v[n - k]
 
 
 def main():
@@ -110,6 +127,14 @@ def main():
         print("{:<12} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
         for r in rows:
             print(f"{r[0]:<12} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
+    serial = times[("serial", 1)]
+    for rt in rts:
+        over = [(t - s) * 1e9 / tasks for t, s in zip(times[(rt, 1)], serial)]
+        speed = [t1 / t2 for t1, t2 in zip(times[(rt, 1)], times[(rt, 2)])]
+        om, olo, ohi = sign_interval(over)
+        sm, slo, shi = sign_interval(speed)
+        print(f"{rt}: per round, median [95 % interval] of {a.rounds}: overhead {om:.2f} [{olo:.2f}, {ohi:.2f}] ns "
+              f"per spawn, 2-thread speedup {sm:.2f}x [{slo:.2f}, {shi:.2f}]")
 
 
     if a.speedup_n:
