@@ -13,7 +13,7 @@
 // `pending` is an RMW per task of the group.
 //
 // A task's life, on the thread that runs its body (its owner):
-//   start     owner = this thread; its `sub` starts at 1 (itself, not complete yet)
+//   start     owner = this thread (its maker's until then); its `sub` is 1 (itself, not complete)
 //   body end  complete (below) unless a detach event is outstanding; takes its own 1 off `sub`;
 //             then `sub` settled: subtree done now; otherwise flush: the last of its children
 //             to finish its subtree does it (subtree_done, on whatever thread)
@@ -27,7 +27,8 @@
 // right after it, in a block of the allocator's 256-byte class (`common_class`: one class for
 // every common record, so that neither its class nor its size is computed, stored or read; only
 // the lines written are touched, two for a block of up to 32 bytes). It is written with a dozen
-// stores and ends without reading anything but its own `sub` and its parent's counts. Everything
+// stores — four when it comes from the thread's ready records (below) — and ends without reading
+// anything but its own counts and its parent's. Everything
 // else a task may need (detach, taskgroup, a waiting creator, a held dependence node, a record of
 // another size or alignment, or from the heap) is the record's rare part, placed after the
 // argument block when task_general makes the record; `rare` is null otherwise. A task with a rare
@@ -36,13 +37,13 @@
 //
 // Who frees a record. A common record came from the common class of a worker of the pool of the
 // team that runs it, and only that pool's workers run its body: the worker that ends it frees it
-// into its own cache. The only thread outside the pool that can end a subtree is one that fulfils
+// into its thread's ready records or its own cache. The only thread outside the pool that can end a subtree is one that fulfils
 // a detach event; the chain of subtree_done it starts carries the pool from the detached task's
 // rare part (every record of the chain belongs to the same team's pool).
 //
 // Waiting. taskwait (wait_owned) pops the thread's own private slots above the task's floor and
 // runs a common record in place (run_common_in_wait): its parent, when it is the waiting task, is
-// known, and its end is two decrements of the waiter's counts and a free.
+// known, and its end is one add to the waiter's counts (TaskCtx::add_locals) and a free.
 //
 // Dependences go through Plait's data-flow engine (plait::dataflow_group, one per parent task,
 // made at its first dependent child): OpenMP orders only sibling tasks, which is the engine's
