@@ -264,6 +264,26 @@ void complete_detached(TaskRec* r, const Thread& me) noexcept {
   if (r->ctx.sub.remote.count_down(1)) subtree_done(r, me, r->rare->home);
 }
 
+// complete_detached on a worker of the task's pool, for a fulfil that came from elsewhere.
+void complete_detached_handed(void* p) noexcept { complete_detached(static_cast<TaskRec*>(p), thread_state()); }
+
+// A fulfil made the detached task r complete. Releasing a held dependence node launches the
+// successors as children of the dependence group, which only a worker of the group's pool can
+// do: a fulfil from any other thread (an I/O callback, a thread of the program's own) hands the
+// completion to the pool (detail::hand_completion), whose next worker to look for work runs it.
+// The region cannot end before that: its barrier waits for r. Anything else completes here.
+void fulfilled(TaskRec* r) noexcept {
+  if (r->rare->held_node != nullptr) {
+    detail::Pool* const p = r->team->pool;  // (a dependent task is deferred: only in a team on a pool)
+    PLAIT_ASSERT(p != nullptr);
+    if (const detail::Worker* w = detail::current_worker(); w == nullptr || w->pool != p) {
+      detail::hand_completion(p, &complete_detached_handed, r);
+      return;
+    }
+  }
+  complete_detached(r, thread_state());
+}
+
 // The body of r ended on its owner's thread `me` (worker w, or null): the general case (detach, a
 // taskgroup, a waiting creator, a held dependence node, or children still running).
 PLAIT_NOINLINE void end_body_general(TaskRec* r, const Thread& me, detail::Worker* w) noexcept {
@@ -842,7 +862,7 @@ void GOMP_taskgroup_end(void) {
 void omp_fulfill_event(void* event) {
   auto* r = static_cast<TaskRec*>(event);
   // acq_rel: as in end_body_general.
-  if (r->rare->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) complete_detached(r, thread_state());
+  if (r->rare->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) fulfilled(r);
 }
 
 }  // extern "C"

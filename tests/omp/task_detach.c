@@ -2,7 +2,8 @@
  * omp_fulfill_event(ev) has been called, in either order. Dependent tasks wait for completion (a
  * successor of a detached task never starts before the fulfil, checked with a flag set just before
  * it), taskwait and taskgroup wait for it, and the fulfil may come from the generating task, from
- * another task, from the detached task's own body, or from another thread. */
+ * another task, from the detached task's own body, or from another thread — also for a dependent
+ * task, whose successor's release then comes from a thread outside the team. */
 #define TEST_NAME "task_detach"
 #include "omp_test.h"
 #include <omp.h>
@@ -23,6 +24,20 @@ static void *fulfiller(void *arg) {
   return NULL;
 }
 #include <sched.h>
+
+/* The foreign fulfiller of a dependent detached task: waits for dep_event, lets the team run on for
+ * a while, marks the fulfil and makes it. */
+static omp_event_handle_t dep_event;
+static int dep_fulfilled;
+static void *dep_fulfiller(void *arg) {
+  (void)arg;
+  omp_event_handle_t e;
+  while ((e = __atomic_load_n(&dep_event, __ATOMIC_ACQUIRE)) == 0) sched_yield();
+  for (int i = 0; i < 200; ++i) sched_yield();
+  AT_STORE(&dep_fulfilled, 1);
+  omp_fulfill_event(e);
+  return NULL;
+}
 
 int main(void) {
   int bad = 0;
@@ -153,6 +168,30 @@ int main(void) {
     }
     pthread_join(th, NULL);
     CHECK(ran == 32, "round %d: %d of 32 detached tasks ran before the region ended", round, ran);
+  }
+  /* A dependent detached task fulfilled by a thread outside the team: its successor starts only
+   * after the fulfil, and the release that starts it comes from that thread (a runtime must bring
+   * it to the team's threads). The team waits in a taskwait, not a barrier (see above). */
+  for (int round = 0; round < 20; ++round) {
+    int x = 0, y = -1;
+    dep_event = 0;
+    AT_STORE(&dep_fulfilled, 0);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, dep_fulfiller, NULL) == 0, "pthread_create failed");
+    #pragma omp parallel shared(x, y)
+    #pragma omp single
+    {
+      omp_event_handle_t e;
+      #pragma omp task depend(out: x) detach(e) shared(x)
+      x = 1;
+      __atomic_store_n(&dep_event, e, __ATOMIC_RELEASE);
+      #pragma omp task depend(in: x) shared(x, y)
+      y = AT_LOAD(&dep_fulfilled) == 1 && x == 1;
+      #pragma omp taskwait
+    }
+    pthread_join(th, NULL);
+    CHECK(y == 1, "round %d: the successor of a task fulfilled outside the team ran %s", round,
+          y == 0 ? "before the fulfil" : "never");
   }
   PASS();
 }
