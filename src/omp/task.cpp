@@ -352,8 +352,8 @@ PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) n
 
 // run_body_as_member for wait_owned's loop: r is a common record (no rare part) of t's team,
 // popped at head h by t, whose running task `c` waits (see wait_owned). A child of c that leaves
-// nothing behind takes itself off c's counts with two decrements: they are not flushed while the
-// loop runs (wait_owned flushes only after it).
+// nothing behind takes itself off c's counts with one add (TaskCtx::add_locals): they are not
+// flushed while the loop runs (wait_owned flushes only after it).
 PLAIT_INLINE void run_common_in_wait(TaskRec* r, Thread& t, detail::Worker* w, TaskCtx* c, std::uint32_t h) noexcept {
   assert_live(r);
   PLAIT_ASSERT(r->rare == nullptr && r->team == t.team && t.team != nullptr && t.task == c && h == w->dq.head);
