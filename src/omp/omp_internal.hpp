@@ -192,24 +192,15 @@ struct TaskCtx {
   std::uint32_t floor;
   bool is_explicit;
   bool final;
-  // Neither final nor in a taskgroup: its children may take GOMP_task's fast path (one test for
-  // both; kept with `final` and `group` by the constructors and GOMP_taskgroup_start/end).
-  bool plain;
 
   // An implicit task (or the initial task): no parent, not started.
   TaskCtx() noexcept
-      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false),
-        plain(true) {}
+      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false) {}
   // An explicit task's context in its record (task.cpp): `sub` holds the task itself until it is
-  // complete. `owner` and `floor` are written when the body starts (debug builds: owner null
-  // until then).
+  // complete. The maker writes `owner` (itself), `floor` is written when the body starts.
   struct explicit_task {};
   TaskCtx(explicit_task, TaskCtx* p, Taskgroup* g, bool fin) noexcept
-      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin), plain(!fin && g == nullptr) {
-#ifndef NDEBUG
-    owner = nullptr;
-#endif
-  }
+      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin) {}
 
   // Adds d to both local counts, kids.local and sub.local (the owner's thread only, neither
   // count flushed): one add on the word they share. Neither half leaves 0..2^31-1, so no carry or

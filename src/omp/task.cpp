@@ -147,16 +147,17 @@ PLAIT_INLINE void assert_live(const TaskRec* r) noexcept {
 // Ready records: a few common records that this thread freed, kept with the fields every common
 // record starts with still in place — `kids.remote` and `sub` as a new record's (bias; 1, not
 // flushed, bias), no taskgroup, no dependence group, no rare part, explicit and not final — so that
-// the next record made on this thread writes only its parent, function, team and its first word
-// (`kids.local`, `flushed`: the list's link). A thread's ready records belong to the pool of its
-// worker: a pool worker's thread never changes pools, and the thread that adopts a pool's worker 0
-// for a region gives them back to that worker when the region ends (give_back_ready_records).
+// the next record made on this thread writes only its parent, function, team and the list's link
+// word. A thread's ready records belong to the pool of its worker: a pool worker's thread never
+// changes pools, and the thread that adopts a pool's worker 0 for a region gives them back to that
+// worker when the region ends (give_back_ready_records).
 //
 // The list is linked through each record's `kids.flushed` and `kids.local` (one 8-byte word,
 // which a new record writes anyway), and each record keeps its depth in the list in `floor`
-// (written when a body starts): a free reads the depth of the head instead of keeping a count, and a new record
-// takes the head with no count to update. A ready record's `owner` is the thread whose list holds
-// it (it ran there), which every record made on that thread has when it is made.
+// (written when a body starts): a free reads the depth of the head instead of keeping a count,
+// and a new record takes the head with no count to update. A ready record's `owner` is the
+// thread whose list holds it (it ran there), which every record made on that thread has when it
+// is made.
 // (ReadyRecords, in omp_internal.hpp: beside the thread's state.)
 static_assert(offsetof(KidsCount, flushed) % 8 == 0 && offsetof(KidsCount, local) == offsetof(KidsCount, flushed) + 4);
 PLAIT_INLINE TaskRec* ready_next(const TaskRec* r) noexcept {
@@ -171,7 +172,7 @@ inline constexpr std::uint32_t ready_max = 32;
 [[maybe_unused]] PLAIT_INLINE bool holds_ready_fields(const TaskRec* r) noexcept {
   const TaskCtx& c = r->ctx;
   return c.owner == &tls.thread && c.sub.local == 1 && !c.sub.flushed && c.sub.remote.count() == OwnedCount::bias &&
-         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit && c.plain &&
+         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit &&
          !c.final && r->rare == nullptr;
 }
 
@@ -268,16 +269,21 @@ void complete_detached(TaskRec* r, const Thread& me) noexcept {
 void complete_detached_handed(void* p) noexcept { complete_detached(static_cast<TaskRec*>(p), thread_state()); }
 
 // A fulfil made the detached task r complete. Releasing a held dependence node launches the
-// successors as children of the dependence group, which only a worker of the group's pool can
-// do: a fulfil from any other thread (an I/O callback, a thread of the program's own) hands the
-// completion to the pool (detail::hand_completion), whose next worker to look for work runs it.
-// The region cannot end before that: its barrier waits for r. Anything else completes here.
+// successors as children of the dependence group, and dataflow_group::release_hold must be called
+// on a worker of the group's pool: a fulfil from any other thread (an I/O callback, a thread of
+// the program's own) hands the completion to the pool (detail::hand_completion), whose next worker
+// to look for work runs it — as the engine's own events do (dataflow_group::detached_done). The
+// region cannot end before that: its barrier waits for r. Anything else completes here.
 void fulfilled(TaskRec* r) noexcept {
   if (r->rare->held_node != nullptr) {
     detail::Pool* const p = r->team->pool;  // (a dependent task is deferred: only in a team on a pool)
     PLAIT_ASSERT(p != nullptr);
     if (const detail::Worker* w = detail::current_worker(); w == nullptr || w->pool != p) {
-      detail::hand_completion(p, &complete_detached_handed, r);
+      try {
+        detail::hand_completion(p, &complete_detached_handed, r);
+      } catch (...) {
+        fatal("omp_fulfill_event: out of memory handing the completion to the team's threads");
+      }
       return;
     }
   }
@@ -782,8 +788,7 @@ PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   // where over_throttle decides exactly; so does a push the deque's limit refuses (full, or a
   // thief's request to serve: push_slow does that).
   const std::uint32_t h = w->dq.head;
-  PLAIT_ASSERT(parent->plain == (!parent->final && parent->group == nullptr));
-  if (PLAIT_LIKELY(parent->plain && h - w->dq.split < w->throttle &&
+  if (PLAIT_LIKELY(!parent->final && parent->group == nullptr && h - w->dq.split < w->throttle &&
                    w->dq.push_fast_ok(h))) {
     if (TaskRec* r = make_task(t, w, parent, fn, data, static_cast<std::size_t>(arg_size)); PLAIT_LIKELY(r != nullptr)) {
       // push's fast path (detail::push) at the head read above.
@@ -845,7 +850,6 @@ void GOMP_taskgroup_start(void) {
   if (detail::Worker* w = detail::current_worker(); w != nullptr) g->floor = w->dq.head;
   g->prev = c->group;
   c->group = g;
-  c->plain = false;
 }
 
 void GOMP_taskgroup_end(void) {
@@ -855,7 +859,6 @@ void GOMP_taskgroup_end(void) {
   if (g == nullptr) fatal("GOMP_taskgroup_end without GOMP_taskgroup_start");
   if (detail::Worker* w = detail::current_worker(); w != nullptr) detail::group_wait(w, &g->pending, g->floor);
   c->group = g->prev;
-  c->plain = c->group == nullptr && !c->final;
   delete g;
 }
 
