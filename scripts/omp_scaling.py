@@ -15,7 +15,8 @@ library it reports:
 Placement follows plait-bench (pin = "auto"): a P-thread run is bound to the first P CPUs and each
 runtime binds thread i to CPU i by its own variable (OMP_PROC_BIND=close with OMP_PLACES=threads
 for libgomp, KMP_AFFINITY for libomp, PLAIT_PIN=cores for libplait-omp and native Plait).
-Uses only the standard library. Writes omp-scaling.json and omp-scaling.md under --out after
+--cpus-from-top takes the highest CPUs instead
+and keeps this script on CPU 0. Uses only the standard library. Writes omp-scaling.json and omp-scaling.md under --out after
 every round, so a run stopped by --budget-s (or killed) keeps its finished rounds.
 
     scripts/omp_scaling.py [--bin DIR] [--lib DIR] [--workers 1,2,4,8,16] [--rounds 3]
@@ -59,6 +60,9 @@ class RunFailed(Exception):
     pass
 
 
+CPUS = []  # the CPUs runs take, in order: a P-thread run gets the first P
+
+
 def run(bin_dir, libs, kernel, series, threads, args, warmup):
     exe = os.path.join(bin_dir, f"{kernel}-{'serial' if series == 'serial' else 'plait' if series == 'plait' else 'gomp'}")
     env = dict(os.environ, OMP_WAIT_POLICY="active", OMP_STACKSIZE="100M")
@@ -66,8 +70,7 @@ def run(bin_dir, libs, kernel, series, threads, args, warmup):
         env.pop(v, None)
     if series in ("gomp@plait", "gomp@libomp"):
         env["LD_PRELOAD"] = libs[series]
-    ncpu = len(os.sched_getaffinity(0))
-    cpus = sorted(os.sched_getaffinity(0))[:threads] if threads <= ncpu else None
+    cpus = CPUS[:threads] if threads <= len(CPUS) else None
     if cpus is not None and series != "serial":
         if series == "gomp":
             env["OMP_PROC_BIND"], env["OMP_PLACES"] = "close", "threads"
@@ -185,6 +188,9 @@ def main():
     ap.add_argument("--overhead-n", type=int, default=32)
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--budget-s", type=float, default=0, help="start no new round after this many seconds (0: none)")
+    ap.add_argument("--cpus-from-top", action="store_true",
+                    help="runs take the highest-numbered CPUs and this script keeps to the lowest (on a machine "
+                         "whose CPU 0 is busy with the system)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     try:
@@ -211,8 +217,12 @@ def main():
     if missing:
         sys.exit(f"omp_scaling: missing {', '.join(missing)} (make build; --bin, --lib)")
     os.makedirs(a.out, exist_ok=True)
+    avail = sorted(os.sched_getaffinity(0))
+    CPUS[:] = avail[::-1] if a.cpus_from_top else avail
+    if a.cpus_from_top and len(avail) > 1:
+        os.sched_setaffinity(0, {avail[0]})
     t0 = time.time()
-    res = {"cpus": len(os.sched_getaffinity(0)), "workers": workers, "kernels": {k: KERNELS[k] for k in kernels},
+    res = {"cpus": len(avail), "cpu_order": CPUS[:], "workers": workers, "kernels": {k: KERNELS[k] for k in kernels},
            "failures": [], "scaling": {k: {} for k in kernels}}
     rng = random.Random(2026)
 
