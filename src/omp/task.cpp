@@ -191,7 +191,9 @@ PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
   ReadyRecords& ready = tls.ready;
   TaskRec* const head = static_cast<TaskRec*>(ready.head);
   const std::uint32_t depth = head != nullptr ? head->ctx.floor + 1 : 1;
-  if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.count_acquire() == OwnedCount::bias)) {
+  // The whole word: a count of bias with a waiter's mark on it (none is expected on a finished
+  // task's count) sends the record to the allocator, the safe way.
+  if (PLAIT_LIKELY(depth <= ready_max && r->ctx.kids.remote.word_is_acquire(OwnedCount::bias))) {
     PLAIT_ASSERT(holds_ready_fields(r));
 #ifndef NDEBUG
     r->fn = nullptr;  // freed (assert_live); the ready fields stay
@@ -799,6 +801,17 @@ PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   }
   task_simple_general(fn, data, arg_size);
 }
+
+// taskwait with children queued or outstanding, out of line: the loop saves registers, which a
+// taskwait with nothing to do (fib's, after the inline call's own taskwait ran the sibling) skips.
+PLAIT_NOINLINE void taskwait_owned(Thread& t, detail::Worker* w, TaskCtx* c) noexcept {
+  wait_owned<false>(t, w, c, c->kids, c->floor);
+}
+
+// taskwait outside a team's pool worker (the initial thread outside a region, a thread of a
+// serialised region, a thread of another pool): out of line for the same reason.
+PLAIT_NOINLINE void taskwait_other() { wait_for(thread_state(), &TaskCtx::kids); }
+
 }  // namespace
 }  // namespace plait::omp
 
@@ -830,10 +843,13 @@ void GOMP_taskwait(void) {
     // when the task started, inside the frame whose base holds since then (a nested frame raises
     // the base only while tasks of its own run).
     PLAIT_ASSERT(c->floor >= w->dq.base);
-    wait_owned<false>(t, w, c, c->kids, c->floor);
+    // Nothing of ours above the floor and no child counted: wait_owned would do nothing (its loop
+    // does not start; settled() holds on local == 0 alone, and the count is not flushed here).
+    if (PLAIT_LIKELY(w->dq.head <= c->floor && c->kids.local == 0)) return;
+    taskwait_owned(t, w, c);
     return;
   }
-  wait_for(thread_state(), &TaskCtx::kids);
+  taskwait_other();
 }
 
 void GOMP_taskwait_depend(void** depend) {

@@ -139,6 +139,9 @@ class CountLatch {
   // The count, with acquire: pairs with count_down's release, so that when it reads a count that
   // includes a completion the completed task's effects are visible.
   std::int64_t count_acquire() const noexcept { return c_.load(std::memory_order_acquire) & count_mask; }
+  // Whether the whole word (count and marks) is `v`: the count is v and no waiter is marked.
+  // acquire: as count_acquire. One compare where count_acquire() == v masks first.
+  bool word_is_acquire(std::int64_t v) const noexcept { return c_.load(std::memory_order_acquire) == v; }
   // Whether the count is zero. acquire: pairs with count_down's release.
   bool probe() const noexcept { return (c_.load(std::memory_order_acquire) & count_mask) == 0; }
   // The count without the marks (tests, diagnostics). relaxed.
