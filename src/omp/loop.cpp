@@ -294,6 +294,14 @@ static void parallel_loop(void (*fn)(void*), void* data, unsigned n, long start,
   parallel_with(fn, data, n, &setup_loop, &lp);
 }
 
+// The GOMP_1.0 split form: the team starts with the loop set up; the program runs fn(data) as
+// member 0, then calls GOMP_parallel_end.
+static void parallel_loop_start(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk,
+                                int kind) {
+  LoopParams lp{start, end, incr, chunk, kind};
+  parallel_start_with(fn, data, n, &setup_loop, &lp, sizeof lp);
+}
+
 static unsigned section_next(Thread& t) {
   long lo, hi;
   if (t.ws == nullptr || !hand_out(t, false, &lo, &hi)) return 0;
@@ -420,6 +428,10 @@ void GOMP_parallel_loop_nonmonotonic_dynamic(void (*fn)(void*), void* d, unsigne
 void GOMP_parallel_loop_nonmonotonic_guided(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c, unsigned) { parallel_loop(fn, d, n, s, e, i, c, sched_guided); }
 void GOMP_parallel_loop_nonmonotonic_runtime(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, unsigned) { parallel_loop(fn, d, n, s, e, i, 0, sched_runtime); }
 void GOMP_parallel_loop_maybe_nonmonotonic_runtime(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, unsigned) { parallel_loop(fn, d, n, s, e, i, 0, sched_runtime); }
+void GOMP_parallel_loop_static_start(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c) { parallel_loop_start(fn, d, n, s, e, i, c, sched_static); }
+void GOMP_parallel_loop_dynamic_start(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c) { parallel_loop_start(fn, d, n, s, e, i, c, sched_dynamic); }
+void GOMP_parallel_loop_guided_start(void (*fn)(void*), void* d, unsigned n, long s, long e, long i, long c) { parallel_loop_start(fn, d, n, s, e, i, c, sched_guided); }
+void GOMP_parallel_loop_runtime_start(void (*fn)(void*), void* d, unsigned n, long s, long e, long i) { parallel_loop_start(fn, d, n, s, e, i, 0, sched_runtime); }
 
 // ---- sections ----
 unsigned GOMP_sections_start(unsigned count) {
@@ -436,6 +448,10 @@ unsigned GOMP_sections_next(void) { return section_next(thread_state()); }
 void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count, unsigned) {
   SectionsParams sp{count};
   parallel_with(fn, data, n, &setup_sections, &sp);
+}
+void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsigned n, unsigned count) {
+  SectionsParams sp{count};
+  parallel_start_with(fn, data, n, &setup_sections, &sp, sizeof sp);
 }
 void GOMP_sections_end(void) { loop_end_common(thread_state(), true); }
 void GOMP_sections_end_nowait(void) { loop_end_common(thread_state(), false); }

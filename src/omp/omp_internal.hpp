@@ -333,6 +333,14 @@ void team_end_barrier(Thread& t) noexcept;
 // A parallel region of (up to) n threads running fn(data); setup(t, params), if given, runs in each
 // member before fn (the worksharing construct of a combined parallel loop or sections).
 void parallel_with(void (*fn)(void*), void* data, unsigned n, void (*setup)(Thread&, const void*), const void* params);
+// The GOMP_1.0 split form of the same: starts the team and makes the caller member 0 (setup run),
+// then returns; the caller runs fn(data) and closes the region with parallel_end. The setup's
+// parameters (params_bytes of them, at most 64) are copied: the members may read them later.
+void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup)(Thread&, const void*),
+                         const void* params, std::size_t params_bytes);
+// Closes the calling thread's innermost region opened by parallel_start_with (its end barrier, as
+// parallel_with's); a thread with none open stops the program with one line.
+void parallel_end();
 void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks of the region included)
 [[noreturn]] void fatal(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
 

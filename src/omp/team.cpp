@@ -19,6 +19,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -180,8 +181,10 @@ struct PreWork {  // a worksharing construct set up with the region (GOMP_parall
   const void* params = nullptr;
 };
 
-static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) noexcept {
-  const Thread saved = t;
+// A member's implicit task, in two halves around the member's call of the region's function:
+// enter saves nothing (the caller keeps `saved`), leave ends the implicit task at the region's
+// end barrier and gives the thread its state back.
+static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit, const PreWork& pre) noexcept {
   t.team = &team;
   t.num = num;
   t.level = team.level;
@@ -191,7 +194,6 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   t.single_seq = 0;
   t.bar_phase = 0;
   t.ws = nullptr;
-  TaskCtx implicit;
   implicit.owner = &t;
   detail::Worker* const w = detail::current_worker();
   if (w != nullptr) implicit.floor = w->dq.head;
@@ -199,13 +201,24 @@ static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) 
   // The master adopted worker 0 of the team's pool; every other member is the pool's worker i.
   t.fast_w = team.pool != nullptr && w != nullptr && w->pool == team.pool ? w : nullptr;
   if (pre.setup != nullptr) pre.setup(t, pre.params);
-  team.fn(team.data);
+}
+
+static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noexcept {
   team_end_barrier(t);
   if (implicit.deps != nullptr) {
     implicit.deps->wait();  // its tasks are done (the barrier waited for them); let the group settle
     delete implicit.deps;
+    implicit.deps = nullptr;
   }
   t = saved;
+}
+
+static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) noexcept {
+  const Thread saved = t;
+  TaskCtx implicit;
+  member_enter(t, team, num, implicit, pre);
+  team.fn(team.data);
+  member_leave(t, implicit, saved);
 }
 
 void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
@@ -244,14 +257,14 @@ static unsigned team_size(const Thread& t, unsigned requested) {
   return n < 1 ? 1 : n;
 }
 
-static void parallel(void (*fn)(void*), void* data, unsigned requested, const PreWork& pre) {
-  Thread& t = thread_state();
-  // A region inside a team (or inside a native Plait task) runs as a team of one on the thread,
-  // off the pools; its tasks run at once. A region started from outside every pool gets a pool of
-  // its size, also of one thread: its tasks are then deferred like any team's.
+// The team of a parallel construct: (up to) `requested` threads running fn(data). A region
+// inside a team (or inside a native Plait task) runs as a team of one on the thread, off the
+// pools; its tasks run at once. A region started from outside every pool gets a pool of its size,
+// also of one thread: its tasks are then deferred like any team's. Returns whether the region is
+// such a nested one (no pool, no members to start).
+static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsigned requested) {
   const bool nested = t.team != nullptr || detail::current_worker() != nullptr;
   const unsigned n = nested ? 1 : team_size(t, requested);
-  Team team;
   team.n = n;
   team.level = t.level + 1;
   team.active_level = t.active_level + (n > 1 ? 1 : 0);
@@ -266,14 +279,17 @@ static void parallel(void (*fn)(void*), void* data, unsigned requested, const Pr
   team.phase[1].reset(1);
   team.finish.reset(n);
   for (unsigned i = 0; i < ws_ring; ++i) team.ws[i].serves.store(i, std::memory_order_relaxed);
-  if (nested) {
-    run_member(t, team, 0, pre);
-    return;
-  }
+  return nested;
+}
+
+// The pool for a team that is not nested: its workers 1..n-1 get their member's mail, the calling
+// thread adopts worker 0 (the worker it was on, if any, is returned).
+static detail::Worker* start_members(Team& team, std::vector<MemberArgs>& args, const PreWork& pre) {
+  const unsigned n = team.n;
   detail::Pool* p = acquire_pool(n);
   team.pool = p;
   team.left.reset(n - 1);
-  std::vector<MemberArgs> args(n);
+  args.resize(n);
   detail::Worker* w0 = &p->workers[0];
   if (p->worker0_cpu >= 0) bind_initial_thread(p->worker0_cpu);
   detail::Worker* const outer = detail::tl_worker;
@@ -285,12 +301,78 @@ static void parallel(void (*fn)(void*), void* data, unsigned requested, const Pr
     args[i].pre = &pre;
     detail::post_mail(p, &p->workers[i], &args[i].m.mail);
   }
-  run_member(t, team, 0, pre);
+  return outer;
+}
+
+// After the master's own part: waits until no member touches the team any more, and gives the
+// pool back.
+static void finish_members(Team& team, detail::Worker* outer) {
+  detail::Worker* w0 = &team.pool->workers[0];
   // The members leave after the barrier; wait until none touches the team any more.
   detail::group_wait(w0, &team.left, w0->dq.base);
   give_back_ready_records(w0);  // the records this thread keeps are the pool's
   detail::tl_worker = outer;
-  release_pool(p);
+  release_pool(team.pool);
+}
+
+static void parallel(void (*fn)(void*), void* data, unsigned requested, const PreWork& pre) {
+  Thread& t = thread_state();
+  Team team;
+  if (init_team(t, team, fn, data, requested)) {
+    run_member(t, team, 0, pre);
+    return;
+  }
+  std::vector<MemberArgs> args;
+  detail::Worker* const outer = start_members(team, args, pre);
+  run_member(t, team, 0, pre);
+  finish_members(team, outer);
+}
+
+// ---- The GOMP_1.0 split form -------------------------------------------------------------------
+//
+// GOMP_parallel_start (and the combined loop and sections forms) start the team and return; the
+// program then calls fn(data) itself, as member 0, and GOMP_parallel_end closes the region. What
+// parallel() keeps on its stack lives here, on the heap, from one call to the other; a thread's
+// open regions form a stack (a region opened inside another closes first).
+namespace {
+struct OpenRegion {
+  Team team;
+  std::vector<MemberArgs> args;
+  PreWork pre;
+  alignas(std::max_align_t) unsigned char params[64];  // a copy of the setup's parameters
+  Thread saved;                                        // the master's state before the region
+  TaskCtx implicit;                                    // the master's implicit task
+  detail::Worker* outer = nullptr;
+  bool nested = false;
+  OpenRegion* prev = nullptr;
+};
+thread_local OpenRegion* open_regions = nullptr;
+}  // namespace
+
+void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup)(Thread&, const void*),
+                         const void* params, std::size_t params_bytes) {
+  Thread& t = thread_state();
+  PLAIT_ASSERT(params_bytes <= sizeof(OpenRegion::params));
+  auto* r = new OpenRegion;
+  if (params_bytes != 0) std::memcpy(r->params, params, params_bytes);
+  r->pre = PreWork{setup, params_bytes != 0 ? r->params : params};
+  r->nested = init_team(t, r->team, fn, data, n);
+  if (!r->nested) r->outer = start_members(r->team, r->args, r->pre);
+  r->saved = t;
+  member_enter(t, r->team, 0, r->implicit, r->pre);
+  r->prev = open_regions;
+  open_regions = r;
+}
+
+void parallel_end() {
+  OpenRegion* r = open_regions;
+  Thread& t = thread_state();
+  if (r == nullptr || t.team != &r->team || t.num != 0)
+    fatal("GOMP_parallel_end called without a matching GOMP_parallel_start on this thread");
+  open_regions = r->prev;
+  member_leave(t, r->implicit, r->saved);
+  if (!r->nested) finish_members(r->team, r->outer);
+  delete r;
 }
 
 void parallel_with(void (*fn)(void*), void* data, unsigned n, void (*setup)(Thread&, const void*), const void* params) {
@@ -413,18 +495,10 @@ bool GOMP_cancel(int which, bool do_cancel) {
 }  // extern "C"
 
 extern "C" void GOMP_parallel_start(void (*fn)(void*), void* data, unsigned num_threads) {
-  // The GOMP_1.0 form: the compiler calls fn(data) itself after this returns, as thread 0, then
-  // GOMP_parallel_end. gcc has emitted GOMP_parallel instead since 4.9; the old form is refused
-  // with one line rather than half supported.
-  (void)fn;
-  (void)data;
-  (void)num_threads;
-  fatal("GOMP_parallel_start is not supported (emitted by gcc before 4.9); rebuild the program with a newer gcc");
+  parallel_start_with(fn, data, num_threads, nullptr, nullptr, 0);
 }
 
-extern "C" void GOMP_parallel_end(void) {
-  fatal("GOMP_parallel_end is not supported (emitted by gcc before 4.9); rebuild the program with a newer gcc");
-}
+extern "C" void GOMP_parallel_end(void) { parallel_end(); }
 
 // ---- scope, teams on the host ------------------------------------------------------------------
 
