@@ -9,6 +9,12 @@
 
 #include <sched.h>
 
+#include <cstdarg>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
 namespace plait::omp {
 
 // A short protocol wait (a worksharing slot still in use by a member ws_ring constructs behind, a
@@ -43,6 +49,100 @@ static WorkShare* ws_enter(Thread& t, Init init) noexcept {
   return &s;
 }
 
+// ---- Doacross ----------------------------------------------------------------------------------
+//
+// A loop nest with ordered(n) and depend(sink/source) (GOMP_loop_doacross_*, GOMP_doacross_post
+// and _wait). gcc hands the runtime the trip counts of the n ordered loops, counts[0] for the
+// outermost (the collapsed loops, if any, flattened into it), and every post or wait names an
+// iteration by its 0-based logical indices. The loop is shared out over the outermost index only,
+// so each outermost iteration runs whole on one thread, its inner iterations in lexicographic
+// order: one word per outermost iteration can say how far it got. `done[i]` is the position of
+// the last posted iteration of outermost iteration i among its inner iterations, plus one (0:
+// none). post stores it (release: the iteration's writes go with it); wait spins until the word
+// of the iteration it names reaches that iteration's position plus one (acquire). A wait for an
+// iteration outside the space returns at once (the standard ignores such a dependence). The cost:
+// 8 bytes per outermost iteration, zeroed by the member that sets the loop up.
+struct Doacross {
+  unsigned dims = 0;
+  std::uint64_t inner = 1;                  // inner iterations per outermost one
+  std::vector<std::uint64_t> counts;        // the trip counts, outermost first
+  std::unique_ptr<std::atomic<std::uint64_t>[]> done;
+};
+
+static void free_doacross(WorkShare* s) noexcept {
+  delete s->doacross;
+  s->doacross = nullptr;
+}
+
+template <class T>
+static Doacross* make_doacross(unsigned ncounts, const T* counts) {
+  if (ncounts == 0) fatal("a doacross loop with no ordered loop (ncounts 0)");
+  auto* d = new Doacross;
+  d->dims = ncounts;
+  d->counts.resize(ncounts);
+  for (unsigned i = 0; i < ncounts; ++i) d->counts[i] = static_cast<std::uint64_t>(counts[i]);
+  for (unsigned i = 1; i < ncounts; ++i) {
+    if (d->counts[i] != 0 && d->inner > (std::uint64_t{1} << 62) / d->counts[i])
+      fatal("a doacross loop of more than 2^62 inner iterations per outermost one is not supported");
+    d->inner *= d->counts[i];
+  }
+  const std::uint64_t n = d->counts[0];
+  if (n > (std::uint64_t{1} << 40)) fatal("a doacross loop of %llu outermost iterations is not supported (at most 2^40)",
+                                          static_cast<unsigned long long>(n));
+  d->done.reset(new (std::nothrow) std::atomic<std::uint64_t>[n]());
+  if (d->done == nullptr && n != 0)
+    fatal("out of memory for a doacross loop of %llu outermost iterations", static_cast<unsigned long long>(n));
+  return d;
+}
+
+// The position of iteration (idx[1], ..., idx[dims-1]) among the inner iterations, plus one; 0
+// when an index lies outside its loop.
+template <class Get>
+static std::uint64_t inner_position(const Doacross& d, Get idx) {
+  std::uint64_t pos = 0;
+  for (unsigned i = 1; i < d.dims; ++i) {
+    const std::uint64_t v = idx(i);
+    if (v >= d.counts[i]) return 0;
+    pos = pos * d.counts[i] + v;
+  }
+  return pos + 1;
+}
+
+template <class T>
+static void doacross_post(const T* counts) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr || t.ws->doacross == nullptr) return;
+  const Doacross& d = *t.ws->doacross;
+  const std::uint64_t first = static_cast<std::uint64_t>(counts[0]);
+  if (first >= d.counts[0]) return;
+  const std::uint64_t pos = inner_position(d, [&](unsigned i) { return static_cast<std::uint64_t>(counts[i]); });
+  if (pos == 0) return;
+  // release: the iteration's writes before the post are visible to a wait that reads it.
+  d.done[first].store(pos, std::memory_order_release);
+}
+
+template <class T>
+static void doacross_wait(T first, std::va_list ap) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr || t.ws->doacross == nullptr) return;
+  const Doacross& d = *t.ws->doacross;
+  T idx[64];
+  std::vector<T> more;
+  T* v = idx;
+  if (d.dims > 64) {
+    more.resize(d.dims);
+    v = more.data();
+  }
+  v[0] = first;
+  for (unsigned i = 1; i < d.dims; ++i) v[i] = va_arg(ap, T);
+  const std::uint64_t f = static_cast<std::uint64_t>(first);
+  if (f >= d.counts[0]) return;
+  const std::uint64_t pos = inner_position(d, [&](unsigned i) { return static_cast<std::uint64_t>(v[i]); });
+  if (pos == 0) return;
+  // acquire: pairs with the post's release.
+  spin_until([&] { return d.done[f].load(std::memory_order_acquire) >= pos; });
+}
+
 static void ws_leave(Thread& t) noexcept {
   WorkShare* s = t.ws;
   t.ws = nullptr;
@@ -56,6 +156,7 @@ static void ws_leave(Thread& t) noexcept {
     s->next.store(0, std::memory_order_relaxed);
     s->ordered_next.store(0, std::memory_order_relaxed);
     s->canceled.store(false, std::memory_order_relaxed);
+    free_doacross(s);
     s->serves.store(k + ws_ring, std::memory_order_release);
   }
 }
@@ -251,6 +352,24 @@ static bool start_ull(bool up, unsigned long long start, unsigned long long end,
   return hand_out(t, ordered, istart, iend);
 }
 
+// A doacross loop: the outermost ordered loop's 0..counts[0]-1 shared out as a loop of its own,
+// with the doacross state set up with it.
+template <class T>
+static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int64_t chunk, T* istart, T* iend) {
+  Thread& t = loop_thread();
+  resolve_kind(t, &kind, &chunk);
+  ws_enter(t, [&](WorkShare& s) {
+    if constexpr (std::is_signed_v<T>)
+      set_long(s, 0, counts[0], 1, static_cast<long>(chunk), kind);
+    else
+      set_ull(s, true, 0, counts[0], 1, static_cast<unsigned long long>(chunk), kind);
+    s.doacross = make_doacross(ncounts, counts);
+  });
+  t.static_next = 0;
+  t.ord_iter = t.ord_end = 0;
+  return hand_out(t, false, istart, iend);
+}
+
 static bool next_long(bool ordered, long* istart, long* iend) {
   Thread& t = thread_state();
   if (t.ws == nullptr) return false;
@@ -312,6 +431,8 @@ static unsigned section_next(Thread& t) {
 
 using namespace plait::omp;
 
+using ull = unsigned long long;
+
 extern "C" {
 
 // ---- long loops ----
@@ -329,6 +450,42 @@ bool GOMP_loop_start(long s, long e, long i, long sched, long c, long* a, long* 
   if (mem != nullptr) fatal("GOMP_loop_start with team memory (lastprivate conditional, scan) is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
   return start_long(s, e, i, kind, c, false, a, b);
+}
+
+// ---- doacross ----
+bool GOMP_loop_doacross_static_start(unsigned n, long* counts, long c, long* a, long* b) { return start_doacross(n, counts, sched_static, c, a, b); }
+bool GOMP_loop_doacross_dynamic_start(unsigned n, long* counts, long c, long* a, long* b) { return start_doacross(n, counts, sched_dynamic, c, a, b); }
+bool GOMP_loop_doacross_guided_start(unsigned n, long* counts, long c, long* a, long* b) { return start_doacross(n, counts, sched_guided, c, a, b); }
+bool GOMP_loop_doacross_runtime_start(unsigned n, long* counts, long* a, long* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
+bool GOMP_loop_doacross_start(unsigned n, long* counts, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_doacross_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_doacross_start with team memory is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_doacross(n, counts, kind, c, a, b);
+}
+bool GOMP_loop_ull_doacross_static_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_static, static_cast<std::int64_t>(c), a, b); }
+bool GOMP_loop_ull_doacross_dynamic_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_dynamic, static_cast<std::int64_t>(c), a, b); }
+bool GOMP_loop_ull_doacross_guided_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_guided, static_cast<std::int64_t>(c), a, b); }
+bool GOMP_loop_ull_doacross_runtime_start(unsigned n, ull* counts, ull* a, ull* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
+bool GOMP_loop_ull_doacross_start(unsigned n, ull* counts, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
+  if (reductions != nullptr) fatal("GOMP_loop_ull_doacross_start with task reductions is not implemented");
+  if (mem != nullptr) fatal("GOMP_loop_ull_doacross_start with team memory is not implemented");
+  const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
+  return start_doacross(n, counts, kind, static_cast<std::int64_t>(c), a, b);
+}
+void GOMP_doacross_post(long* counts) { doacross_post(counts); }
+void GOMP_doacross_ull_post(ull* counts) { doacross_post(counts); }
+void GOMP_doacross_wait(long first, ...) {
+  std::va_list ap;
+  va_start(ap, first);
+  doacross_wait(first, ap);
+  va_end(ap);
+}
+void GOMP_doacross_ull_wait(ull first, ...) {
+  std::va_list ap;
+  va_start(ap, first);
+  doacross_wait(first, ap);
+  va_end(ap);
 }
 
 bool GOMP_loop_ordered_static_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_static, c, true, a, b); }
@@ -356,7 +513,6 @@ bool GOMP_loop_ordered_guided_next(long* a, long* b) { return next_long(true, a,
 bool GOMP_loop_ordered_runtime_next(long* a, long* b) { return next_long(true, a, b); }
 
 // ---- unsigned long long loops ----
-using ull = unsigned long long;
 bool GOMP_loop_ull_static_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_static, c, false, a, b); }
 bool GOMP_loop_ull_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, false, a, b); }
 bool GOMP_loop_ull_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, false, a, b); }

@@ -229,6 +229,7 @@ struct Taskgroup {
 
 // One worksharing construct (a loop or sections) shared by the team; a ring of them lets threads
 // run ahead through `nowait` constructs.
+struct Doacross;
 struct WorkShare {
   // The construct number this slot serves next (slot i first serves construct i, then i + ring);
   // a thread arriving at construct k waits until `serves == k`.
@@ -246,6 +247,8 @@ struct WorkShare {
   alignas(cache_line) std::atomic<std::int64_t> next{0};  // dynamic/guided: first unassigned iteration
   alignas(cache_line) std::atomic<std::int64_t> ordered_next{0};  // next logical iteration allowed in `ordered`
   std::atomic<bool> canceled{false};
+  // A doacross loop (ordered(n) with depend(sink/source)), else null: see loop.cpp, "Doacross".
+  Doacross* doacross = nullptr;
 };
 inline constexpr unsigned ws_ring = 8;
 

@@ -6,22 +6,8 @@
 extern "C" {
 
 void GOMP_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_alloc"); }
-void GOMP_doacross_post() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_doacross_post"); }
-void GOMP_doacross_ull_post() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_doacross_ull_post"); }
-void GOMP_doacross_ull_wait() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_doacross_ull_wait"); }
-void GOMP_doacross_wait() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_doacross_wait"); }
 void GOMP_error() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_error"); }
 void GOMP_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_free"); }
-void GOMP_loop_doacross_dynamic_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_doacross_dynamic_start"); }
-void GOMP_loop_doacross_guided_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_doacross_guided_start"); }
-void GOMP_loop_doacross_runtime_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_doacross_runtime_start"); }
-void GOMP_loop_doacross_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_doacross_start"); }
-void GOMP_loop_doacross_static_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_doacross_static_start"); }
-void GOMP_loop_ull_doacross_dynamic_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_ull_doacross_dynamic_start"); }
-void GOMP_loop_ull_doacross_guided_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_ull_doacross_guided_start"); }
-void GOMP_loop_ull_doacross_runtime_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_ull_doacross_runtime_start"); }
-void GOMP_loop_ull_doacross_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_ull_doacross_start"); }
-void GOMP_loop_ull_doacross_static_start() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_loop_ull_doacross_static_start"); }
 void GOMP_offload_register() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register"); }
 void GOMP_offload_register_ver() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register_ver"); }
 void GOMP_offload_unregister() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_unregister"); }

@@ -122,6 +122,30 @@ int main(void) {
       CHECK(b[i][j] == c, "doacross 2-D: b[%d][%d] = %ld, want %ld", i, j, b[i][j], c);
     }
 
+  /* doacross, three dimensions with the outer two collapsed, static schedule without a chunk:
+   * d[i][j][k] = 1 + d[i-1][j][k] + d[i][j-1][k] + d[i][j][k-1], each sink to a neighbour, the
+   * sinks off the edges ignored */
+  enum { P = 6, Q = 5, W = 7 };
+  static long d3[P][Q][W], want3[P][Q][W];
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < Q; ++j)
+      for (int k = 0; k < W; ++k)
+        want3[i][j][k] = 1 + (i ? want3[i - 1][j][k] : 0) + (j ? want3[i][j - 1][k] : 0) + (k ? want3[i][j][k - 1] : 0);
+  #pragma omp parallel for ordered(3) collapse(2) schedule(static)
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < Q; ++j)
+      for (int k = 0; k < W; ++k) {
+        #pragma omp ordered depend(sink: i - 1, j, k) depend(sink: i, j - 1, k) depend(sink: i, j, k - 1)
+        d3[i][j][k] = 1 + (i ? AT_LOAD(&d3[i - 1][j][k]) : 0) + (j ? AT_LOAD(&d3[i][j - 1][k]) : 0) +
+                      (k ? AT_LOAD(&d3[i][j][k - 1]) : 0);
+        #pragma omp ordered depend(source)
+      }
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < Q; ++j)
+      for (int k = 0; k < W; ++k)
+        CHECK(d3[i][j][k] == want3[i][j][k], "doacross 3-D collapse(2): d[%d][%d][%d] = %ld, want %ld", i, j, k,
+              d3[i][j][k], want3[i][j][k]);
+
   /* doacross under guided and runtime schedules (GOMP_loop_doacross_guided/runtime_start) */
   for (int form = 0; form < 2; ++form) {
     memset(a, 0, sizeof a);
