@@ -157,8 +157,31 @@ static void ws_leave(Thread& t) noexcept {
     s->ordered_next.store(0, std::memory_order_relaxed);
     s->canceled.store(false, std::memory_order_relaxed);
     free_doacross(s);
+    s->red_state.store(0, std::memory_order_relaxed);
+    s->red_first = nullptr;
     s->serves.store(k + ws_ring, std::memory_order_release);
   }
+}
+
+// A worksharing construct with a reduction(task, ...) (`reductions`, the compiler's block in the
+// member's frame): every member opens a taskgroup for the construct's tasks and registers its own
+// block; the first to get here allocates the team's private copies, the others share them (their
+// blocks point to the same copies). GOMP_workshare_task_reduction_unregister ends it.
+static void ws_task_reductions(Thread& t, WorkShare& s, std::uintptr_t* reductions) {
+  GOMP_taskgroup_start();
+  Taskgroup* g = innermost_taskgroup(t);
+  const unsigned n = t.team != nullptr ? t.team->n : 1;
+  int st = 0;
+  // acquire/release: the member that moves 0 -> 1 registers first and publishes its block with 2.
+  if (s.red_state.compare_exchange_strong(st, 1, std::memory_order_acquire, std::memory_order_acquire)) {
+    register_task_reductions(reductions, g->reductions, nullptr, n);
+    s.red_first = reductions;
+    s.red_state.store(2, std::memory_order_release);
+  } else {
+    spin_until([&] { return s.red_state.load(std::memory_order_acquire) == 2; });
+    register_task_reductions(reductions, g->reductions, s.red_first, n);
+  }
+  g->reductions = reductions;
 }
 
 // ---- The iteration space -----------------------------------------------------------------------
@@ -331,22 +354,36 @@ static void loop_end_common(Thread& t, bool barrier) {
   if (barrier) team_barrier(t);
 }
 
-static bool start_long(long start, long end, long incr, int kind, long chunk, bool ordered, long* istart, long* iend) {
+// scope with a reduction(task, ...): a worksharing slot only to meet the other members (entered,
+// registered, left at once: the slot is freed when the last member has registered).
+void scope_task_reductions(std::uintptr_t* reductions) {
+  Thread& t = loop_thread();
+  WorkShare* s = ws_enter(t, [](WorkShare& w) { w.n = 0; });
+  ws_task_reductions(t, *s, reductions);
+  loop_end_common(t, false);
+}
+
+static bool start_long(long start, long end, long incr, int kind, long chunk, bool ordered, long* istart, long* iend,
+                       std::uintptr_t* reductions = nullptr) {
   Thread& t = loop_thread();
   std::int64_t ch = chunk;
   resolve_kind(t, &kind, &ch);
-  ws_enter(t, [&](WorkShare& s) { set_long(s, start, end, incr, static_cast<long>(ch), kind); });
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, start, end, incr, static_cast<long>(ch), kind); });
+  if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
   return hand_out(t, ordered, istart, iend);
 }
 
 static bool start_ull(bool up, unsigned long long start, unsigned long long end, unsigned long long incr, int kind,
-                      unsigned long long chunk, bool ordered, unsigned long long* istart, unsigned long long* iend) {
+                      unsigned long long chunk, bool ordered, unsigned long long* istart, unsigned long long* iend,
+                      std::uintptr_t* reductions = nullptr) {
   Thread& t = loop_thread();
   std::int64_t ch = static_cast<std::int64_t>(chunk);
   resolve_kind(t, &kind, &ch);
-  ws_enter(t, [&](WorkShare& s) { set_ull(s, up, start, end, incr, static_cast<unsigned long long>(ch), kind); });
+  WorkShare* s =
+      ws_enter(t, [&](WorkShare& w) { set_ull(w, up, start, end, incr, static_cast<unsigned long long>(ch), kind); });
+  if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
   return hand_out(t, ordered, istart, iend);
@@ -355,16 +392,18 @@ static bool start_ull(bool up, unsigned long long start, unsigned long long end,
 // A doacross loop: the outermost ordered loop's 0..counts[0]-1 shared out as a loop of its own,
 // with the doacross state set up with it.
 template <class T>
-static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int64_t chunk, T* istart, T* iend) {
+static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int64_t chunk, T* istart, T* iend,
+                           std::uintptr_t* reductions = nullptr) {
   Thread& t = loop_thread();
   resolve_kind(t, &kind, &chunk);
-  ws_enter(t, [&](WorkShare& s) {
+  WorkShare* ws = ws_enter(t, [&](WorkShare& s) {
     if constexpr (std::is_signed_v<T>)
       set_long(s, 0, counts[0], 1, static_cast<long>(chunk), kind);
     else
       set_ull(s, true, 0, counts[0], 1, static_cast<unsigned long long>(chunk), kind);
     s.doacross = make_doacross(ncounts, counts);
   });
+  if (reductions != nullptr) ws_task_reductions(t, *ws, reductions);
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
   return hand_out(t, false, istart, iend);
@@ -446,10 +485,9 @@ bool GOMP_loop_nonmonotonic_runtime_start(long s, long e, long i, long* a, long*
 bool GOMP_loop_maybe_nonmonotonic_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, false, a, b); }
 
 bool GOMP_loop_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_start with team memory (lastprivate conditional, scan) is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_long(s, e, i, kind, c, false, a, b);
+  return start_long(s, e, i, kind, c, false, a, b, reductions);
 }
 
 // ---- doacross ----
@@ -458,20 +496,18 @@ bool GOMP_loop_doacross_dynamic_start(unsigned n, long* counts, long c, long* a,
 bool GOMP_loop_doacross_guided_start(unsigned n, long* counts, long c, long* a, long* b) { return start_doacross(n, counts, sched_guided, c, a, b); }
 bool GOMP_loop_doacross_runtime_start(unsigned n, long* counts, long* a, long* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
 bool GOMP_loop_doacross_start(unsigned n, long* counts, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_doacross_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_doacross_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_doacross(n, counts, kind, c, a, b);
+  return start_doacross(n, counts, kind, c, a, b, reductions);
 }
 bool GOMP_loop_ull_doacross_static_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_static, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_dynamic_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_dynamic, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_guided_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_guided, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_runtime_start(unsigned n, ull* counts, ull* a, ull* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
 bool GOMP_loop_ull_doacross_start(unsigned n, ull* counts, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_ull_doacross_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_ull_doacross_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_doacross(n, counts, kind, static_cast<std::int64_t>(c), a, b);
+  return start_doacross(n, counts, kind, static_cast<std::int64_t>(c), a, b, reductions);
 }
 void GOMP_doacross_post(long* counts) { doacross_post(counts); }
 void GOMP_doacross_ull_post(ull* counts) { doacross_post(counts); }
@@ -493,10 +529,9 @@ bool GOMP_loop_ordered_dynamic_start(long s, long e, long i, long c, long* a, lo
 bool GOMP_loop_ordered_guided_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_guided, c, true, a, b); }
 bool GOMP_loop_ordered_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, true, a, b); }
 bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_ordered_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_ordered_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_long(s, e, i, kind, c, true, a, b);
+  return start_long(s, e, i, kind, c, true, a, b, reductions);
 }
 
 bool GOMP_loop_static_next(long* a, long* b) { return next_long(false, a, b); }
@@ -522,20 +557,18 @@ bool GOMP_loop_ull_nonmonotonic_guided_start(bool up, ull s, ull e, ull i, ull c
 bool GOMP_loop_ull_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
 bool GOMP_loop_ull_maybe_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
 bool GOMP_loop_ull_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_ull_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_ull_start with team memory (lastprivate conditional, scan) is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_ull(up, s, e, i, kind, c, false, a, b);
+  return start_ull(up, s, e, i, kind, c, false, a, b, reductions);
 }
 bool GOMP_loop_ull_ordered_static_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_static, c, true, a, b); }
 bool GOMP_loop_ull_ordered_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, true, a, b); }
 bool GOMP_loop_ull_ordered_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, true, a, b); }
 bool GOMP_loop_ull_ordered_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, true, a, b); }
 bool GOMP_loop_ull_ordered_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_loop_ull_ordered_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_loop_ull_ordered_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_ull(up, s, e, i, kind, c, true, a, b);
+  return start_ull(up, s, e, i, kind, c, true, a, b, reductions);
 }
 bool GOMP_loop_ull_static_next(ull* a, ull* b) { return next_ull(false, a, b); }
 bool GOMP_loop_ull_dynamic_next(ull* a, ull* b) { return next_ull(false, a, b); }
@@ -596,9 +629,12 @@ unsigned GOMP_sections_start(unsigned count) {
   return section_next(t);
 }
 unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
-  if (reductions != nullptr) fatal("GOMP_sections2_start with task reductions is not implemented");
   if (mem != nullptr) fatal("GOMP_sections2_start with team memory is not implemented");
-  return GOMP_sections_start(count);
+  if (reductions == nullptr) return GOMP_sections_start(count);
+  Thread& t = loop_thread();
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic); });
+  ws_task_reductions(t, *s, reductions);
+  return section_next(t);
 }
 unsigned GOMP_sections_next(void) { return section_next(thread_state()); }
 void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count, unsigned) {

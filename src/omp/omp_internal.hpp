@@ -225,6 +225,9 @@ struct Taskgroup {
   std::uint32_t floor = 0;       // the deque head at the taskgroup's start (its end runs slots above)
   Taskgroup* prev = nullptr;     // the enclosing taskgroup of the same task
   std::atomic<bool> canceled{false};
+  // The task reductions its tasks see (reduction.cpp): the compiler's block registered last in
+  // this taskgroup or an enclosing one, null if none.
+  std::uintptr_t* reductions = nullptr;
 };
 
 // One worksharing construct (a loop or sections) shared by the team; a ring of them lets threads
@@ -249,6 +252,10 @@ struct WorkShare {
   std::atomic<bool> canceled{false};
   // A doacross loop (ordered(n) with depend(sink/source)), else null: see loop.cpp, "Doacross".
   Doacross* doacross = nullptr;
+  // Task reductions of the construct (the task modifier): the first member to register allocates
+  // the team's private copies (red_state 0 -> 1 -> 2), the others share them through red_first.
+  std::atomic<int> red_state{0};
+  std::uintptr_t* red_first = nullptr;
 };
 inline constexpr unsigned ws_ring = 8;
 
@@ -346,6 +353,36 @@ void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup
 void parallel_end();
 void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks of the region included)
 [[noreturn]] void fatal(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+// How many threads a parallel construct asking for `requested` gets on t (1 when nested).
+unsigned region_size(Thread& t, unsigned requested);
+
+// task.cpp: the innermost taskgroup of t's current task (its own, or the one it was made in).
+Taskgroup* innermost_taskgroup(Thread& t) noexcept;
+
+}  // namespace plait::omp
+
+// Entry points the runtime also calls itself.
+extern "C" {
+void GOMP_barrier(void);
+void GOMP_taskgroup_start(void);
+void GOMP_taskgroup_end(void);
+void GOMP_taskgroup_reduction_register(std::uintptr_t* data);
+}
+
+namespace plait::omp {
+
+// reduction.cpp: task reductions. Registers the compiler's block `data` (a chain of blocks) for
+// nthreads threads on top of `old` (the enclosing registration, or null): allocates the private
+// copies, or takes them from `shared` (another member's registration of the same worksharing
+// construct), and indexes the original list items.
+void register_task_reductions(std::uintptr_t* data, std::uintptr_t* old, const std::uintptr_t* shared,
+                              unsigned nthreads);
+// Frees the private copies of `data`'s registration and its index.
+void unregister_task_reductions(std::uintptr_t* data) noexcept;
+// Frees the index alone (a member that shares another's private copies).
+void forget_task_reductions(std::uintptr_t* data) noexcept;
+// loop.cpp: scope with a reduction(task, ...): registers as a worksharing construct's.
+void scope_task_reductions(std::uintptr_t* reductions);
 
 // team.cpp: the host league of GOMP_teams_reg (omp_get_team_num / omp_get_num_teams).
 extern thread_local int host_team_num;

@@ -205,6 +205,12 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
 
 static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noexcept {
   team_end_barrier(t);
+  // The taskgroup a reduction with the task modifier opened for the implicit task (its tasks are
+  // done: the barrier waited for them, and each counted the group down before its subtree).
+  while (Taskgroup* g = implicit.group) {
+    implicit.group = g->prev;
+    delete g;
+  }
   if (implicit.deps != nullptr) {
     implicit.deps->wait();  // its tasks are done (the barrier waited for them); let the group settle
     delete implicit.deps;
@@ -262,9 +268,14 @@ static unsigned team_size(const Thread& t, unsigned requested) {
 // pools; its tasks run at once. A region started from outside every pool gets a pool of its size,
 // also of one thread: its tasks are then deferred like any team's. Returns whether the region is
 // such a nested one (no pool, no members to start).
+unsigned region_size(Thread& t, unsigned requested) {
+  const bool nested = t.team != nullptr || detail::current_worker() != nullptr;
+  return nested ? 1 : team_size(t, requested);
+}
+
 static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsigned requested) {
   const bool nested = t.team != nullptr || detail::current_worker() != nullptr;
-  const unsigned n = nested ? 1 : team_size(t, requested);
+  const unsigned n = region_size(t, requested);
   team.n = n;
   team.level = t.level + 1;
   team.active_level = t.active_level + (n > 1 ? 1 : 0);
@@ -504,8 +515,28 @@ extern "C" void GOMP_parallel_end(void) { parallel_end(); }
 
 extern "C" void GOMP_scope_start(std::uintptr_t* reductions) {
   // The scope construct itself needs nothing from the runtime (its barrier is a GOMP_barrier);
-  // only its task reductions would.
-  if (reductions != nullptr) fatal("GOMP_scope_start with task reductions is not implemented");
+  // a reduction with the task modifier registers as a worksharing construct's does.
+  if (reductions != nullptr) scope_task_reductions(reductions);
+}
+
+// parallel with a reduction(task, ...): the team's private copies registered for the region's
+// size before it starts, each member's implicit task in a taskgroup that sees them (its tasks
+// take part through in_reduction); the caller combines the copies of the returned number of
+// threads and unregisters.
+static void open_reduction_group(Thread& t, const void* data) {
+  GOMP_taskgroup_start();
+  innermost_taskgroup(t)->reductions = static_cast<std::uintptr_t*>(const_cast<void*>(data));
+}
+
+extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads,
+                                             unsigned /*flags: proc_bind*/) {
+  Thread& t = thread_state();
+  std::uintptr_t* rdata;
+  std::memcpy(&rdata, data, sizeof rdata);  // the block's address is the first word of the region's data
+  const unsigned n = region_size(t, num_threads);
+  register_task_reductions(rdata, nullptr, nullptr, n);
+  parallel_with(fn, data, n, &open_reduction_group, rdata);
+  return n;
 }
 
 namespace plait::omp {
