@@ -9,7 +9,11 @@
 
 #include <sched.h>
 
+#include <stdlib.h>  // posix_memalign
+
 #include <cstdarg>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -182,6 +186,24 @@ static void ws_task_reductions(Thread& t, WorkShare& s, std::uintptr_t* reductio
     register_task_reductions(reductions, g->reductions, s.red_first, n);
   }
   g->reductions = reductions;
+}
+
+// Team memory (the `mem` argument of the 5.0 worksharing entry points: lastprivate(conditional:)
+// and scan): *mem holds the size asked for; every member gets the same zeroed block. The slot keeps
+// its block (grown when a construct asks for more) and zeroes it for each construct, so the block
+// outlives the construct as libgomp's does: until the slot serves again, ws_ring constructs later,
+// by which time every member has left this one. The team frees it (~Team).
+static void team_memory_init(WorkShare& s, void* const* mem) {
+  if (mem == nullptr) return;
+  const std::size_t size = reinterpret_cast<std::uintptr_t>(*mem);
+  if (size > s.mem_cap) {
+    std::free(s.mem_buf);
+    s.mem_buf = nullptr;
+    s.mem_cap = 0;
+    if (posix_memalign(&s.mem_buf, cache_line, size) != 0) fatal("out of memory for %zu bytes of team memory", size);
+    s.mem_cap = size;
+  }
+  if (size != 0) std::memset(s.mem_buf, 0, size);
 }
 
 // ---- The iteration space -----------------------------------------------------------------------
@@ -364,28 +386,37 @@ void scope_task_reductions(std::uintptr_t* reductions) {
 }
 
 static bool start_long(long start, long end, long incr, int kind, long chunk, bool ordered, long* istart, long* iend,
-                       std::uintptr_t* reductions = nullptr) {
+                       std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
   Thread& t = loop_thread();
   std::int64_t ch = chunk;
   resolve_kind(t, &kind, &ch);
-  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, start, end, incr, static_cast<long>(ch), kind); });
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) {
+    set_long(w, start, end, incr, static_cast<long>(ch), kind);
+    team_memory_init(w, mem);
+  });
   if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
+  if (mem != nullptr) *mem = s->mem_buf;
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
+  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
   return hand_out(t, ordered, istart, iend);
 }
 
 static bool start_ull(bool up, unsigned long long start, unsigned long long end, unsigned long long incr, int kind,
                       unsigned long long chunk, bool ordered, unsigned long long* istart, unsigned long long* iend,
-                      std::uintptr_t* reductions = nullptr) {
+                      std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
   Thread& t = loop_thread();
   std::int64_t ch = static_cast<std::int64_t>(chunk);
   resolve_kind(t, &kind, &ch);
-  WorkShare* s =
-      ws_enter(t, [&](WorkShare& w) { set_ull(w, up, start, end, incr, static_cast<unsigned long long>(ch), kind); });
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) {
+    set_ull(w, up, start, end, incr, static_cast<unsigned long long>(ch), kind);
+    team_memory_init(w, mem);
+  });
   if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
+  if (mem != nullptr) *mem = s->mem_buf;
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
+  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
   return hand_out(t, ordered, istart, iend);
 }
 
@@ -393,10 +424,11 @@ static bool start_ull(bool up, unsigned long long start, unsigned long long end,
 // with the doacross state set up with it.
 template <class T>
 static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int64_t chunk, T* istart, T* iend,
-                           std::uintptr_t* reductions = nullptr) {
+                           std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
   Thread& t = loop_thread();
   resolve_kind(t, &kind, &chunk);
   WorkShare* ws = ws_enter(t, [&](WorkShare& s) {
+    team_memory_init(s, mem);
     if constexpr (std::is_signed_v<T>)
       set_long(s, 0, counts[0], 1, static_cast<long>(chunk), kind);
     else
@@ -404,8 +436,10 @@ static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int
     s.doacross = make_doacross(ncounts, counts);
   });
   if (reductions != nullptr) ws_task_reductions(t, *ws, reductions);
+  if (mem != nullptr) *mem = ws->mem_buf;
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
+  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
   return hand_out(t, false, istart, iend);
 }
 
@@ -485,9 +519,8 @@ bool GOMP_loop_nonmonotonic_runtime_start(long s, long e, long i, long* a, long*
 bool GOMP_loop_maybe_nonmonotonic_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, false, a, b); }
 
 bool GOMP_loop_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_start with team memory (lastprivate conditional, scan) is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_long(s, e, i, kind, c, false, a, b, reductions);
+  return start_long(s, e, i, kind, c, false, a, b, reductions, mem);
 }
 
 // ---- doacross ----
@@ -496,18 +529,16 @@ bool GOMP_loop_doacross_dynamic_start(unsigned n, long* counts, long c, long* a,
 bool GOMP_loop_doacross_guided_start(unsigned n, long* counts, long c, long* a, long* b) { return start_doacross(n, counts, sched_guided, c, a, b); }
 bool GOMP_loop_doacross_runtime_start(unsigned n, long* counts, long* a, long* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
 bool GOMP_loop_doacross_start(unsigned n, long* counts, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_doacross_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_doacross(n, counts, kind, c, a, b, reductions);
+  return start_doacross(n, counts, kind, c, a, b, reductions, mem);
 }
 bool GOMP_loop_ull_doacross_static_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_static, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_dynamic_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_dynamic, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_guided_start(unsigned n, ull* counts, ull c, ull* a, ull* b) { return start_doacross(n, counts, sched_guided, static_cast<std::int64_t>(c), a, b); }
 bool GOMP_loop_ull_doacross_runtime_start(unsigned n, ull* counts, ull* a, ull* b) { return start_doacross(n, counts, sched_runtime, 0, a, b); }
 bool GOMP_loop_ull_doacross_start(unsigned n, ull* counts, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_ull_doacross_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_doacross(n, counts, kind, static_cast<std::int64_t>(c), a, b, reductions);
+  return start_doacross(n, counts, kind, static_cast<std::int64_t>(c), a, b, reductions, mem);
 }
 void GOMP_doacross_post(long* counts) { doacross_post(counts); }
 void GOMP_doacross_ull_post(ull* counts) { doacross_post(counts); }
@@ -529,9 +560,8 @@ bool GOMP_loop_ordered_dynamic_start(long s, long e, long i, long c, long* a, lo
 bool GOMP_loop_ordered_guided_start(long s, long e, long i, long c, long* a, long* b) { return start_long(s, e, i, sched_guided, c, true, a, b); }
 bool GOMP_loop_ordered_runtime_start(long s, long e, long i, long* a, long* b) { return start_long(s, e, i, sched_runtime, 0, true, a, b); }
 bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long c, long* a, long* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_ordered_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_long(s, e, i, kind, c, true, a, b, reductions);
+  return start_long(s, e, i, kind, c, true, a, b, reductions, mem);
 }
 
 bool GOMP_loop_static_next(long* a, long* b) { return next_long(false, a, b); }
@@ -557,18 +587,16 @@ bool GOMP_loop_ull_nonmonotonic_guided_start(bool up, ull s, ull e, ull i, ull c
 bool GOMP_loop_ull_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
 bool GOMP_loop_ull_maybe_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, false, a, b); }
 bool GOMP_loop_ull_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_ull_start with team memory (lastprivate conditional, scan) is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_ull(up, s, e, i, kind, c, false, a, b, reductions);
+  return start_ull(up, s, e, i, kind, c, false, a, b, reductions, mem);
 }
 bool GOMP_loop_ull_ordered_static_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_static, c, true, a, b); }
 bool GOMP_loop_ull_ordered_dynamic_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_dynamic, c, true, a, b); }
 bool GOMP_loop_ull_ordered_guided_start(bool up, ull s, ull e, ull i, ull c, ull* a, ull* b) { return start_ull(up, s, e, i, sched_guided, c, true, a, b); }
 bool GOMP_loop_ull_ordered_runtime_start(bool up, ull s, ull e, ull i, ull* a, ull* b) { return start_ull(up, s, e, i, sched_runtime, 0, true, a, b); }
 bool GOMP_loop_ull_ordered_start(bool up, ull s, ull e, ull i, long sched, ull c, ull* a, ull* b, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_loop_ull_ordered_start with team memory is not implemented");
   const int kind = static_cast<int>(static_cast<unsigned long>(sched) & ~sched_monotonic);
-  return start_ull(up, s, e, i, kind, c, true, a, b, reductions);
+  return start_ull(up, s, e, i, kind, c, true, a, b, reductions, mem);
 }
 bool GOMP_loop_ull_static_next(ull* a, ull* b) { return next_ull(false, a, b); }
 bool GOMP_loop_ull_dynamic_next(ull* a, ull* b) { return next_ull(false, a, b); }
@@ -629,11 +657,14 @@ unsigned GOMP_sections_start(unsigned count) {
   return section_next(t);
 }
 unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
-  if (mem != nullptr) fatal("GOMP_sections2_start with team memory is not implemented");
-  if (reductions == nullptr) return GOMP_sections_start(count);
+  if (reductions == nullptr && mem == nullptr) return GOMP_sections_start(count);
   Thread& t = loop_thread();
-  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic); });
-  ws_task_reductions(t, *s, reductions);
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) {
+    set_long(w, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic);
+    team_memory_init(w, mem);
+  });
+  if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
+  if (mem != nullptr) *mem = s->mem_buf;
   return section_next(t);
 }
 unsigned GOMP_sections_next(void) { return section_next(thread_state()); }

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -256,6 +257,9 @@ struct WorkShare {
   // the team's private copies (red_state 0 -> 1 -> 2), the others share them through red_first.
   std::atomic<int> red_state{0};
   std::uintptr_t* red_first = nullptr;
+  // Team memory of the construct (lastprivate(conditional:), scan): see loop.cpp, team_memory_init.
+  void* mem_buf = nullptr;
+  std::size_t mem_cap = 0;
 };
 inline constexpr unsigned ws_ring = 8;
 
@@ -286,6 +290,13 @@ struct Team {
 
   WorkShare ws[ws_ring];
   Member* members = nullptr;
+
+  Team() = default;
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+  ~Team() {
+    for (WorkShare& w : ws) std::free(w.mem_buf);
+  }
 };
 
 struct Member {
