@@ -10,6 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 namespace plait::omp {
 namespace {
 
@@ -198,6 +202,28 @@ int omp_test_nest_lock(void* p) {
   std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
   l->count = 1;
   return 1;
+}
+
+void omp_display_env(int verbose) { print_env(verbose != 0); }
+
+// The error directive (OpenMP 5.1) at execution time: `msglen` is the message's length, or
+// (size_t)-1 for a NUL-terminated one (what gcc passes).
+static int message_len(const char* msg, std::size_t msglen) {
+  if (msg == nullptr) return 0;
+  const std::size_t n = msglen == static_cast<std::size_t>(-1) ? std::strlen(msg) : msglen;
+  return n > 4096 ? 4096 : static_cast<int>(n);
+}
+
+void GOMP_warning(const char* msg, std::size_t msglen) {
+  std::fprintf(stderr, "plait-omp: error directive encountered: %.*s\n", message_len(msg, msglen), msg != nullptr ? msg : "");
+  std::fflush(stderr);
+}
+
+void GOMP_error(const char* msg, std::size_t msglen) {
+  std::fprintf(stderr, "plait-omp: fatal error: error directive encountered: %.*s\n", message_len(msg, msglen),
+               msg != nullptr ? msg : "");
+  std::fflush(stderr);
+  std::exit(EXIT_FAILURE);
 }
 
 }  // extern "C"

@@ -227,6 +227,28 @@ const Global& global() {
   return g;
 }
 
+// The OMP_DISPLAY_ENV block (also omp_display_env): the initial ICVs, libgomp's names and format.
+void print_env(bool verbose) {
+  const Global& g = global();
+  static const char* const kinds[] = {"", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+  static const char* const binds[] = {"FALSE", "TRUE", "PRIMARY", "CLOSE", "SPREAD"};
+  std::fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
+  std::fprintf(stderr, "  _OPENMP = '201511'\n");
+  std::fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", g.icv.dyn ? "TRUE" : "FALSE");
+  std::fprintf(stderr, "  OMP_NUM_THREADS = '%u'\n", g.icv.nthreads);
+  std::fprintf(stderr, "  OMP_SCHEDULE = '%s,%ld'\n", kinds[g.icv.run_sched & 7], g.icv.run_chunk);
+  std::fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[g.icv.bind]);
+  std::fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g.stacksize);
+  std::fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g.wait_active ? "ACTIVE" : "PASSIVE");
+  std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n", g.thread_limit == 0 ? 4294967295u : g.thread_limit);
+  std::fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%u'\n", g.icv.max_active_levels);
+  std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
+  std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
+  std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
+  if (verbose) std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
+  std::fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
+}
+
 void display_env_once() {
   static const bool done = [] {
     const char* v = std::getenv("OMP_DISPLAY_ENV");
@@ -237,24 +259,7 @@ void display_env_once() {
       if (s != "false") warn_invalid("OMP_DISPLAY_ENV", v, "true, verbose or false");
       return true;
     }
-    const Global& g = global();
-    static const char* const kinds[] = {"", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
-    static const char* const binds[] = {"FALSE", "TRUE", "PRIMARY", "CLOSE", "SPREAD"};
-    std::fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
-    std::fprintf(stderr, "  _OPENMP = '201511'\n");
-    std::fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", g.icv.dyn ? "TRUE" : "FALSE");
-    std::fprintf(stderr, "  OMP_NUM_THREADS = '%u'\n", g.icv.nthreads);
-    std::fprintf(stderr, "  OMP_SCHEDULE = '%s,%ld'\n", kinds[g.icv.run_sched & 7], g.icv.run_chunk);
-    std::fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[g.icv.bind]);
-    std::fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g.stacksize);
-    std::fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g.wait_active ? "ACTIVE" : "PASSIVE");
-    std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n", g.thread_limit == 0 ? 4294967295u : g.thread_limit);
-    std::fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%u'\n", g.icv.max_active_levels);
-    std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
-    std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
-    std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
-    std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
-    std::fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
+    print_env(true);
     return true;
   }();
   (void)done;

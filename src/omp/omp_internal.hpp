@@ -74,6 +74,7 @@ struct Global {
 const Global& global();
 // Prints the OMP_DISPLAY_ENV block when asked to (once).
 void display_env_once();
+void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
 
 // ---- Teams, tasks ---------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@
 extern "C" {
 
 void GOMP_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_alloc"); }
-void GOMP_error() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_error"); }
 void GOMP_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_free"); }
 void GOMP_offload_register() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register"); }
 void GOMP_offload_register_ver() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register_ver"); }
@@ -22,7 +21,6 @@ void GOMP_target_update() { plait::omp::fatal("%s is not implemented by the Plai
 void GOMP_target_update_ext() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_update_ext"); }
 void GOMP_teams() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams"); }
 void GOMP_teams4() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams4"); }
-void GOMP_warning() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_warning"); }
 void omp_aligned_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_aligned_alloc"); }
 void omp_aligned_calloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_aligned_calloc"); }
 void omp_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_alloc"); }
@@ -35,7 +33,6 @@ void omp_destroy_lock_() { plait::omp::fatal("%s is not implemented by the Plait
 void omp_destroy_nest_lock_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_destroy_nest_lock_"); }
 void omp_display_affinity() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_affinity"); }
 void omp_display_affinity_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_affinity_"); }
-void omp_display_env() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_env"); }
 void omp_display_env_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_env_"); }
 void omp_display_env_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_env_8_"); }
 void omp_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_free"); }
