@@ -15,7 +15,7 @@
 
 namespace plait::omp {
 
-static void warn_invalid(const char* var, const char* val, const char* accepted) {
+void warn_invalid(const char* var, const char* val, const char* accepted) {
   std::fprintf(stderr, "plait-omp: invalid value for environment variable %s='%s' (accepted: %s); using the default\n",
                var, val, accepted);
 }

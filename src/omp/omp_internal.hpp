@@ -74,6 +74,8 @@ struct Global {
 const Global& global();
 // Prints the OMP_DISPLAY_ENV block when asked to (once).
 void display_env_once();
+// A malformed OMP_* value: one line on stderr, as libgomp warns; the caller uses the default.
+void warn_invalid(const char* var, const char* val, const char* accepted);
 void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
 
 // ---- Teams, tasks ---------------------------------------------------------------------------

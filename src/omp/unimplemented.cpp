@@ -5,8 +5,6 @@
 
 extern "C" {
 
-void GOMP_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_alloc"); }
-void GOMP_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_free"); }
 void GOMP_offload_register() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register"); }
 void GOMP_offload_register_ver() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register_ver"); }
 void GOMP_offload_unregister() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_unregister"); }
@@ -21,13 +19,8 @@ void GOMP_target_update() { plait::omp::fatal("%s is not implemented by the Plai
 void GOMP_target_update_ext() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_update_ext"); }
 void GOMP_teams() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams"); }
 void GOMP_teams4() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams4"); }
-void omp_aligned_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_aligned_alloc"); }
-void omp_aligned_calloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_aligned_calloc"); }
-void omp_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_alloc"); }
-void omp_calloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_calloc"); }
 void omp_capture_affinity() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_capture_affinity"); }
 void omp_capture_affinity_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_capture_affinity_"); }
-void omp_destroy_allocator() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_destroy_allocator"); }
 void omp_destroy_allocator_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_destroy_allocator_"); }
 void omp_destroy_lock_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_destroy_lock_"); }
 void omp_destroy_nest_lock_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_destroy_nest_lock_"); }
@@ -35,7 +28,6 @@ void omp_display_affinity() { plait::omp::fatal("%s is not implemented by the Pl
 void omp_display_affinity_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_affinity_"); }
 void omp_display_env_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_env_"); }
 void omp_display_env_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_display_env_8_"); }
-void omp_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_free"); }
 void omp_fulfill_event_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_fulfill_event_"); }
 void omp_get_active_level_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_active_level_"); }
 void omp_get_affinity_format() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_affinity_format"); }
@@ -43,7 +35,6 @@ void omp_get_affinity_format_() { plait::omp::fatal("%s is not implemented by th
 void omp_get_ancestor_thread_num_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_ancestor_thread_num_"); }
 void omp_get_ancestor_thread_num_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_ancestor_thread_num_8_"); }
 void omp_get_cancellation_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_cancellation_"); }
-void omp_get_default_allocator() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_default_allocator"); }
 void omp_get_default_allocator_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_default_allocator_"); }
 void omp_get_default_device_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_default_device_"); }
 void omp_get_device_num_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_device_num_"); }
@@ -87,7 +78,6 @@ void omp_get_wtick_() { plait::omp::fatal("%s is not implemented by the Plait Op
 void omp_get_wtime_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_wtime_"); }
 void omp_in_final_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_in_final_"); }
 void omp_in_parallel_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_in_parallel_"); }
-void omp_init_allocator() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_init_allocator"); }
 void omp_init_allocator_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_init_allocator_"); }
 void omp_init_allocator_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_init_allocator_8_"); }
 void omp_init_lock_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_init_lock_"); }
@@ -97,10 +87,8 @@ void omp_pause_resource() { plait::omp::fatal("%s is not implemented by the Plai
 void omp_pause_resource_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_pause_resource_"); }
 void omp_pause_resource_all() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_pause_resource_all"); }
 void omp_pause_resource_all_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_pause_resource_all_"); }
-void omp_realloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_realloc"); }
 void omp_set_affinity_format() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_affinity_format"); }
 void omp_set_affinity_format_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_affinity_format_"); }
-void omp_set_default_allocator() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_default_allocator"); }
 void omp_set_default_allocator_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_default_allocator_"); }
 void omp_set_default_device_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_default_device_"); }
 void omp_set_default_device_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_default_device_8_"); }
