@@ -122,9 +122,6 @@ int omp_in_final(void) {
 }
 int omp_get_cancellation(void) { return global().cancel ? 1 : 0; }
 int omp_get_proc_bind(void) { return thread_state().icv.bind; }
-int omp_get_num_places(void) { return 0; }
-int omp_get_place_num(void) { return -1; }
-int omp_get_partition_num_places(void) { return 0; }
 int omp_get_max_task_priority(void) { return global().max_task_priority; }
 void omp_set_default_device(int) {}
 int omp_get_default_device(void) { return global().default_device; }

@@ -84,6 +84,7 @@ __attribute__((constructor)) static void plait_omp_loaded() {
     std::_Exit(2);
   }
   undo_libgomp_binding();
+  initial_cpus();  // the process's CPUs, before any team binds a thread (places.cpp)
   if (const char* v = std::getenv("PLAIT_OMP_ANNOUNCE"); v != nullptr && std::strcmp(v, "1") == 0)
     std::fprintf(stderr, "plait-omp: OpenMP runtime: Plait (%s)\n", object_of(ours));
 }

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace plait::omp {
 
@@ -77,6 +78,8 @@ void display_env_once();
 // A malformed OMP_* value: one line on stderr, as libgomp warns; the caller uses the default.
 void warn_invalid(const char* var, const char* val, const char* accepted);
 void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
+// places.cpp: the CPUs the process started with, ascending (read once, at load).
+const std::vector<int>& initial_cpus();
 
 // ---- Teams, tasks ---------------------------------------------------------------------------
 
