@@ -18,10 +18,8 @@
 #include <stdlib.h>  // posix_memalign
 
 #include <atomic>
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace plait::omp {
 namespace {
@@ -63,31 +61,12 @@ struct Header {
 bool predefined(std::uintptr_t a) { return a >= default_mem_alloc && a <= last_predefined; }
 bool power_of_two(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-// The default allocator (def-allocator-var): OMP_ALLOCATOR names a predefined one.
-std::uintptr_t initial_default() {
-  static const std::uintptr_t d = [] {
-    const char* v = std::getenv("OMP_ALLOCATOR");
-    if (v == nullptr) return std::uintptr_t{default_mem_alloc};
-    static const char* const names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
-                                        "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
-                                        "omp_pteam_mem_alloc", "omp_thread_mem_alloc"};
-    std::string s = v;
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-    std::size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    s = s.substr(i);
-    for (std::uintptr_t k = 0; k < 8; ++k)
-      if (s == names[k]) return k + 1;
-    warn_invalid("OMP_ALLOCATOR", v, "the name of a predefined allocator, e.g. omp_default_mem_alloc");
-    return std::uintptr_t{default_mem_alloc};
-  }();
-  return d;
-}
+// The default allocator (def-allocator-var), per thread; OMP_ALLOCATOR sets the initial one.
 thread_local std::uintptr_t default_allocator = 0;  // 0: not set on this thread yet
 
 std::uintptr_t resolve(std::uintptr_t a) {
   if (a != null_allocator) return a;
-  if (default_allocator == 0) default_allocator = initial_default();
+  if (default_allocator == 0) default_allocator = global().def_allocator;
   return default_allocator;
 }
 
@@ -194,7 +173,7 @@ void omp_destroy_allocator(std::uintptr_t allocator) {
 }
 
 void omp_set_default_allocator(std::uintptr_t allocator) {
-  default_allocator = allocator == null_allocator ? initial_default() : allocator;
+  default_allocator = allocator == null_allocator ? global().def_allocator : allocator;
 }
 
 uintptr_t omp_get_default_allocator(void) { return resolve(null_allocator); }

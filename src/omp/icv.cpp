@@ -15,7 +15,7 @@
 
 namespace plait::omp {
 
-void warn_invalid(const char* var, const char* val, const char* accepted) {
+static void warn_invalid(const char* var, const char* val, const char* accepted) {
   std::fprintf(stderr, "plait-omp: invalid value for environment variable %s='%s' (accepted: %s); using the default\n",
                var, val, accepted);
 }
@@ -218,6 +218,19 @@ static Global read_env() {
     unsigned long long x;
     if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.default_device = static_cast<int>(x);
     else warn_invalid("OMP_DEFAULT_DEVICE", v, "a non-negative integer");
+  }
+  if (const char* v = std::getenv("OMP_ALLOCATOR")) {
+    static const char* const names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
+                                        "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
+                                        "omp_pteam_mem_alloc", "omp_thread_mem_alloc"};
+    const std::string s = trim(v);
+    bool ok = false;
+    for (std::uintptr_t k = 0; k < 8 && !ok; ++k)
+      if (s == names[k]) {
+        g.def_allocator = k + 1;
+        ok = true;
+      }
+    if (!ok) warn_invalid("OMP_ALLOCATOR", v, "the name of a predefined allocator, e.g. omp_default_mem_alloc");
   }
   return g;
 }

@@ -68,7 +68,6 @@ static WorkShare* ws_enter(Thread& t, Init init) noexcept {
 // 8 bytes per outermost iteration, zeroed by the member that sets the loop up.
 struct Doacross {
   unsigned dims = 0;
-  std::uint64_t inner = 1;                  // inner iterations per outermost one
   std::vector<std::uint64_t> counts;        // the trip counts, outermost first
   std::unique_ptr<std::atomic<std::uint64_t>[]> done;
 };
@@ -85,10 +84,12 @@ static Doacross* make_doacross(unsigned ncounts, const T* counts) {
   d->dims = ncounts;
   d->counts.resize(ncounts);
   for (unsigned i = 0; i < ncounts; ++i) d->counts[i] = static_cast<std::uint64_t>(counts[i]);
+  // (inner_position's arithmetic stays below 2^62)
+  std::uint64_t inner = 1;
   for (unsigned i = 1; i < ncounts; ++i) {
-    if (d->counts[i] != 0 && d->inner > (std::uint64_t{1} << 62) / d->counts[i])
+    if (d->counts[i] != 0 && inner > (std::uint64_t{1} << 62) / d->counts[i])
       fatal("a doacross loop of more than 2^62 inner iterations per outermost one is not supported");
-    d->inner *= d->counts[i];
+    inner *= d->counts[i];
   }
   const std::uint64_t n = d->counts[0];
   if (n > (std::uint64_t{1} << 40)) fatal("a doacross loop of %llu outermost iterations is not supported (at most 2^40)",
@@ -99,8 +100,8 @@ static Doacross* make_doacross(unsigned ncounts, const T* counts) {
   return d;
 }
 
-// The position of iteration (idx[1], ..., idx[dims-1]) among the inner iterations, plus one; 0
-// when an index lies outside its loop.
+// The position of iteration (idx(1), ..., idx(dims-1)) among the inner iterations, plus one; 0
+// when an index lies outside its loop. idx is called in order, each index once.
 template <class Get>
 static std::uint64_t inner_position(const Doacross& d, Get idx) {
   std::uint64_t pos = 0;
@@ -130,18 +131,9 @@ static void doacross_wait(T first, std::va_list ap) {
   Thread& t = thread_state();
   if (t.ws == nullptr || t.ws->doacross == nullptr) return;
   const Doacross& d = *t.ws->doacross;
-  T idx[64];
-  std::vector<T> more;
-  T* v = idx;
-  if (d.dims > 64) {
-    more.resize(d.dims);
-    v = more.data();
-  }
-  v[0] = first;
-  for (unsigned i = 1; i < d.dims; ++i) v[i] = va_arg(ap, T);
   const std::uint64_t f = static_cast<std::uint64_t>(first);
   if (f >= d.counts[0]) return;
-  const std::uint64_t pos = inner_position(d, [&](unsigned i) { return static_cast<std::uint64_t>(v[i]); });
+  const std::uint64_t pos = inner_position(d, [&](unsigned) { return static_cast<std::uint64_t>(va_arg(ap, T)); });
   if (pos == 0) return;
   // acquire: pairs with the post's release.
   spin_until([&] { return d.done[f].load(std::memory_order_acquire) >= pos; });
@@ -385,6 +377,19 @@ void scope_task_reductions(std::uintptr_t* reductions) {
   loop_end_common(t, false);
 }
 
+// What every loop start does once its slot is set up: the construct's task reductions and team
+// memory, the member's own state, then its first chunk.
+template <class T>
+static bool begin_loop(Thread& t, WorkShare& s, bool ordered, T* istart, T* iend, std::uintptr_t* reductions,
+                       void** mem) {
+  if (reductions != nullptr) ws_task_reductions(t, s, reductions);
+  if (mem != nullptr) *mem = s.mem_buf;
+  t.static_next = 0;
+  t.ord_iter = t.ord_end = 0;
+  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
+  return hand_out(t, ordered, istart, iend);
+}
+
 static bool start_long(long start, long end, long incr, int kind, long chunk, bool ordered, long* istart, long* iend,
                        std::uintptr_t* reductions = nullptr, void** mem = nullptr) {
   Thread& t = loop_thread();
@@ -394,12 +399,7 @@ static bool start_long(long start, long end, long incr, int kind, long chunk, bo
     set_long(w, start, end, incr, static_cast<long>(ch), kind);
     team_memory_init(w, mem);
   });
-  if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
-  if (mem != nullptr) *mem = s->mem_buf;
-  t.static_next = 0;
-  t.ord_iter = t.ord_end = 0;
-  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
-  return hand_out(t, ordered, istart, iend);
+  return begin_loop(t, *s, ordered, istart, iend, reductions, mem);
 }
 
 static bool start_ull(bool up, unsigned long long start, unsigned long long end, unsigned long long incr, int kind,
@@ -412,12 +412,7 @@ static bool start_ull(bool up, unsigned long long start, unsigned long long end,
     set_ull(w, up, start, end, incr, static_cast<unsigned long long>(ch), kind);
     team_memory_init(w, mem);
   });
-  if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
-  if (mem != nullptr) *mem = s->mem_buf;
-  t.static_next = 0;
-  t.ord_iter = t.ord_end = 0;
-  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
-  return hand_out(t, ordered, istart, iend);
+  return begin_loop(t, *s, ordered, istart, iend, reductions, mem);
 }
 
 // A doacross loop: the outermost ordered loop's 0..counts[0]-1 shared out as a loop of its own,
@@ -435,12 +430,7 @@ static bool start_doacross(unsigned ncounts, const T* counts, int kind, std::int
       set_ull(s, true, 0, counts[0], 1, static_cast<unsigned long long>(chunk), kind);
     s.doacross = make_doacross(ncounts, counts);
   });
-  if (reductions != nullptr) ws_task_reductions(t, *ws, reductions);
-  if (mem != nullptr) *mem = ws->mem_buf;
-  t.static_next = 0;
-  t.ord_iter = t.ord_end = 0;
-  if (istart == nullptr) return true;  // a construct for its team memory alone (scan)
-  return hand_out(t, false, istart, iend);
+  return begin_loop(t, *ws, false, istart, iend, reductions, mem);
 }
 
 static bool next_long(bool ordered, long* istart, long* iend) {

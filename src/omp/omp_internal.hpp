@@ -70,13 +70,12 @@ struct Global {
   unsigned num_procs = 1;
   int default_device = 0;
   int max_task_priority = 0;
+  std::uintptr_t def_allocator = 1;  // OMP_ALLOCATOR: a predefined allocator (1: omp_default_mem_alloc)
 };
 // Read once, at the library's first use (thread-safe: a function-local static).
 const Global& global();
 // Prints the OMP_DISPLAY_ENV block when asked to (once).
 void display_env_once();
-// A malformed OMP_* value: one line on stderr, as libgomp warns; the caller uses the default.
-void warn_invalid(const char* var, const char* val, const char* accepted);
 void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
 // places.cpp: the CPUs the process started with, ascending (read once, at load).
 const std::vector<int>& initial_cpus();

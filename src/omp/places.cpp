@@ -8,8 +8,8 @@
 
 #include <sched.h>
 
-#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace plait::omp {
 
@@ -28,9 +28,13 @@ const std::vector<int>& initial_cpus() {
 
 namespace {
 
+// As acquire_pool decides (team.cpp): PLAIT_PIN when set, else the first level's OMP_PROC_BIND.
 bool binding() {
-  if (const char* v = std::getenv("PLAIT_PIN"); v != nullptr) return std::string(v) == "cores";
-  return global().icv.bind != 0;
+  static const bool b = [] {
+    if (const char* v = std::getenv("PLAIT_PIN"); v != nullptr) return std::strcmp(v, "cores") == 0;
+    return global().icv.bind != 0;
+  }();
+  return b;
 }
 
 int num_places() { return binding() ? static_cast<int>(initial_cpus().size()) : 0; }

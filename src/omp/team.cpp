@@ -263,19 +263,18 @@ static unsigned team_size(const Thread& t, unsigned requested) {
   return n < 1 ? 1 : n;
 }
 
-// The team of a parallel construct: (up to) `requested` threads running fn(data). A region
-// inside a team (or inside a native Plait task) runs as a team of one on the thread, off the
-// pools; its tasks run at once. A region started from outside every pool gets a pool of its size,
-// also of one thread: its tasks are then deferred like any team's. Returns whether the region is
-// such a nested one (no pool, no members to start).
-unsigned region_size(Thread& t, unsigned requested) {
-  const bool nested = t.team != nullptr || detail::current_worker() != nullptr;
-  return nested ? 1 : team_size(t, requested);
-}
+// A region inside a team (or inside a native Plait task) runs as a team of one on the thread,
+// off the pools; its tasks run at once. A region started from outside every pool gets a pool of
+// its size, also of one thread: its tasks are then deferred like any team's.
+static bool nested_region(const Thread& t) { return t.team != nullptr || detail::current_worker() != nullptr; }
 
+unsigned region_size(Thread& t, unsigned requested) { return nested_region(t) ? 1 : team_size(t, requested); }
+
+// The team of a parallel construct: (up to) `requested` threads running fn(data). Returns whether
+// the region is nested (no pool, no members to start).
 static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsigned requested) {
-  const bool nested = t.team != nullptr || detail::current_worker() != nullptr;
-  const unsigned n = region_size(t, requested);
+  const bool nested = nested_region(t);
+  const unsigned n = nested ? 1 : team_size(t, requested);
   team.n = n;
   team.level = t.level + 1;
   team.active_level = t.active_level + (n > 1 ? 1 : 0);
