@@ -23,6 +23,20 @@ long long fib(long long n) {
   return a + b;
 }
 
+// --cutoff 0 (a task per call), the per-task overhead measurement: the leaf inline and no cut-off
+// test per call, as the other runtimes' fib_all; its serial elision is serial_fib itself (the
+// serial binary's cut-off-0 program). fib above makes one more call per leaf, into serial_fib,
+// which the serial program does not: that call was counted as the runtime's overhead.
+long long fib_all(long long n) {
+  if (n < 2) return n;
+  long long a = 0;
+#pragma omp task shared(a) firstprivate(n)
+  a = fib_all(n - 1);
+  long long b = fib_all(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
+
 // The if and final variants: every call with n >= 2 creates a task construct, and the clause of
 // the chosen variant applies below the cut-off (the other clause is always if(true) / final(false)).
 bool use_if = false, use_final = false;
@@ -43,6 +57,7 @@ int main(int argc, char** argv) {
     cutoff = o.cutoff;
     use_if = rt.variant() == kern::omp_variant::if_clause;
     use_final = rt.variant() == kern::omp_variant::final_clause;
-    return rt.manual() ? fib : fib_clause;
+    if (rt.manual()) return o.cutoff == 0 ? fib_all : fib;
+    return fib_clause;
   });
 }

@@ -113,7 +113,14 @@ def test_report_has_the_same_binary_section(tmp_path, write_study, fake_bins, mo
     # native Plait 8: faster than both peers (within), 1.5x native (outside the 15 %)
     assert all(r.split("|")[8].strip().endswith(": within") for r in rows), rows
     assert all(r.split("|")[9].strip().endswith(": outside") for r in rows), rows
-    assert "ns per task at 1 thread" in sec and "speedup at 2 threads over 1" in sec
+    assert "whole time per task at 1 thread" in sec and "speedup at 2 threads over 1" in sec
+    # the target's row: the fake's 12 ns per call on libplait-omp less the serial 2 ns, round by
+    # round (libgomp 148, libomp 58 beside it)
+    ov = [ln for ln in sec.splitlines() if "overhead per task over the serial recursion" in ln]
+    assert len(ov) == 1, sec
+    cells = [c.strip() for c in ov[0].split("|")]
+    assert cells[3].startswith("10.00 [10.00–10.00]") and "gomp 148.0" in cells[3] and "gomp@libomp 58.0" in cells[3], cells
+    assert cells[4] in ("within", "outside", "tie"), cells
     # no section without gomp@plait runs
     st2 = load_study(write_study(STUDY.replace(', "gomp@plait"', ""), "n.toml"), fake_bins, np=2)
     res2 = sweep.run_study(st2, con, fake_bins, find_root())

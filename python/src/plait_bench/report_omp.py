@@ -10,7 +10,8 @@ preloaded) gets this section (docs/openmp.md, "Performance"):
 Tables: every configuration and thread count with the four medians, Plait's OpenMP library paired
 round by round against the faster of libgomp and libomp on the same binary (target: at most 1.0,
 or a tie: the 95 % interval holds 1.0) and against the native Plait build of the same kernel
-(target: within 15 %), and the targets of fib (ns per task at one thread, 2-thread speedup) and UTS
+(target: within 15 %), and the targets of fib (overhead per task over the serial recursion at one
+thread, round by round, with the whole time per task beside it; 2-thread speedup) and UTS
 T3 at g = 1 (parallel efficiency at 2 threads) when the session has them. Verdicts come from the
 data: "within", "outside", or "tie" when the interval straddles the limit.
 """
@@ -89,6 +90,20 @@ def _speedup_paired(c1: Cell, c2: Cell) -> Paired | None:
     return None if s is None else Paired(s.median, s.n, median_ci(vals))
 
 
+def _ns_per_task(r) -> float | None:
+    v = r.stats.get("ns_per_task")
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def _overhead_paired(mine: Cell, serial: Cell) -> Paired | None:
+    """Round by round: mine's ns per task minus the serial recursion's ns per call pair (study 001's
+    per-task overhead over the serial program), median and interval."""
+    a, b = per_round(mine, _ns_per_task), per_round(serial, _ns_per_task)
+    vals = [a[k] - b[k] for k in a if k in b]
+    s = Summary.of(vals)
+    return None if s is None else Paired(s.median, s.n, median_ci(vals))
+
+
 def _targets(ds: Dataset) -> list[list[str]]:
     rows: list[list[str]] = []
     if "fib" in ds.kernels():
@@ -96,10 +111,22 @@ def _targets(ds: Dataset) -> list[list[str]]:
             if base.get("cutoff", "0") not in ("0", 0):
                 continue
             c1, c2 = ds.cell("fib", base, MINE, 1), ds.cell("fib", base, MINE, 2)
+            cs = ds.cell("fib", base, "serial", 1)
+            # The target: the overhead per task over the serial recursion (the serial program's
+            # time per call pair taken off, round by round), as study 001 and scripts/bench_fib.py
+            # count it; the whole time per task below it, a stricter reading, for reference.
+            if c1 is not None and cs is not None and (p := _overhead_paired(c1, cs)) is not None:
+                peers = [f"{s} {q.median:.1f}" for s in PEERS
+                         if (c := ds.cell("fib", base, s, 1)) is not None and (q := _overhead_paired(c, cs)) is not None]
+                rows.append([f"fib {_params(base)}: overhead per task over the serial recursion at 1 thread",
+                             f"≤ {FIB_NS_PER_TASK:g}",
+                             f"{p.median:.2f}" + ("" if p.ci is None else f" [{p.ci[0]:.2f}–{p.ci[1]:.2f}]") +
+                             (f" ({', '.join(peers)})" if peers else ""),
+                             _word(p, FIB_NS_PER_TASK)])
             if c1 is not None and (ns := c1.stat("ns_per_task")) is not None:
                 peers = [f"{s} {c.stat('ns_per_task').median:.1f}" for s in PEERS
                          if (c := ds.cell("fib", base, s, 1)) is not None and c.stat("ns_per_task") is not None]
-                rows.append([f"fib {_params(base)}: ns per task at 1 thread", f"≤ {FIB_NS_PER_TASK:g}",
+                rows.append([f"fib {_params(base)}: whole time per task at 1 thread", f"≤ {FIB_NS_PER_TASK:g}",
                              f"{ns.median:.1f} [{ns.lo:.1f}–{ns.hi:.1f}]" + (f" ({', '.join(peers)})" if peers else ""),
                              "within" if ns.hi <= FIB_NS_PER_TASK else "outside" if ns.lo > FIB_NS_PER_TASK else "tie"])
             if c1 is not None and c2 is not None:
