@@ -251,12 +251,33 @@ static void resolve_kind(const Thread& t, int* kind, std::int64_t* chunk) {
 }
 
 // The next chunk [lo, hi) of logical iterations for thread t, or false when none is left.
-static bool next_chunk(Thread& t, std::int64_t* lo, std::int64_t* hi) {
+static bool next_chunk(Thread& t, std::int64_t* lo, std::int64_t* hi, bool whole_ok) {
   WorkShare& s = *t.ws;
   const std::int64_t n = s.n;
   const std::int64_t nth = t.team->n;
   // relaxed: a cancellation flag; the loop's end orders the rest.
   if (s.canceled.load(std::memory_order_relaxed)) return false;
+  if (nth == 1 && whole_ok) {
+    // A team of one gets the rest of a loop's space as one chunk, whatever the schedule (libomp
+    // does the same): with nobody to share the iterations with, they run in the same order either
+    // way, and no program can tell chunks apart (ordered turns pass per chunk, a cancelled loop is
+    // left at its cancellation point). A dynamic loop with chunk 1 otherwise pays a call per
+    // iteration. (Not for sections: each call hands out one section by number.)
+    std::int64_t a;
+    if (s.kind == sched_static) {
+      if (t.static_next > 0) return false;
+      t.static_next = 1;
+      a = 0;
+    } else {
+      // relaxed: as for dynamic below (and the team has no other member).
+      a = s.next.load(std::memory_order_relaxed);
+      s.next.store(n, std::memory_order_relaxed);
+    }
+    if (a >= n) return false;
+    *lo = a;
+    *hi = n;
+    return true;
+  }
   switch (s.kind) {
     case sched_static: {
       if (s.chunk <= 0) {  // one block per member: the first n % nth members get one more
@@ -274,15 +295,8 @@ static bool next_chunk(Thread& t, std::int64_t* lo, std::int64_t* hi) {
       return true;
     }
     case sched_dynamic: {
-      // relaxed: the counter only hands out disjoint ranges; no data flows through it. A team of
-      // one has nobody to share it with: a load and a store, no locked RMW per chunk.
-      std::int64_t a;
-      if (nth == 1) {
-        a = s.next.load(std::memory_order_relaxed);
-        s.next.store(a + s.chunk, std::memory_order_relaxed);
-      } else {
-        a = s.next.fetch_add(s.chunk, std::memory_order_relaxed);
-      }
+      // relaxed: the counter only hands out disjoint ranges; no data flows through it.
+      const std::int64_t a = s.next.fetch_add(s.chunk, std::memory_order_relaxed);
       if (a >= n) return false;
       *lo = a;
       *hi = n - a > s.chunk ? a + s.chunk : n;
@@ -321,10 +335,10 @@ static void ordered_pass(Thread& t) {
 }
 
 template <class T>
-static bool hand_out(Thread& t, bool ordered, T* istart, T* iend) {
+static bool hand_out(Thread& t, bool ordered, T* istart, T* iend, bool whole_ok = true) {
   if (ordered) ordered_pass(t);
   std::int64_t lo, hi;
-  if (!next_chunk(t, &lo, &hi)) return false;
+  if (!next_chunk(t, &lo, &hi, whole_ok)) return false;
   if (ordered) {
     t.ord_iter = lo;
     t.ord_end = hi;
@@ -486,7 +500,7 @@ static void parallel_loop_start(void (*fn)(void*), void* data, unsigned n, long 
 
 static unsigned section_next(Thread& t) {
   long lo, hi;
-  if (t.ws == nullptr || !hand_out(t, false, &lo, &hi)) return 0;
+  if (t.ws == nullptr || !hand_out(t, false, &lo, &hi, /*whole_ok=*/false)) return 0;
   return static_cast<unsigned>(lo);
 }
 
