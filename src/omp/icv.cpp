@@ -232,6 +232,14 @@ static Global read_env() {
       }
     if (!ok) warn_invalid("OMP_ALLOCATOR", v, "the name of a predefined allocator, e.g. omp_default_mem_alloc");
   }
+  if (const char* v = std::getenv("OMP_DISPLAY_AFFINITY")) {
+    bool b;
+    if (parse_bool(trim(v), &b)) g.display_affinity = b;
+    else warn_invalid("OMP_DISPLAY_AFFINITY", v, "true or false");
+  }
+  // OMP_AFFINITY_FORMAT: taken as it is (a malformed one stops the program where it is used, as
+  // libgomp's does)
+  if (const char* v = std::getenv("OMP_AFFINITY_FORMAT")) g.affinity_format = v;
   return g;
 }
 
@@ -258,6 +266,8 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
   std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
+  std::fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g.display_affinity ? "TRUE" : "FALSE");
+  std::fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n", g.affinity_format.c_str());
   if (verbose) std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
   std::fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
 }

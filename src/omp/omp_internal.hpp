@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace plait::omp {
@@ -71,12 +72,18 @@ struct Global {
   int default_device = 0;
   int max_task_priority = 0;
   std::uintptr_t def_allocator = 1;  // OMP_ALLOCATOR: a predefined allocator (1: omp_default_mem_alloc)
+  bool display_affinity = false;     // OMP_DISPLAY_AFFINITY
+  std::string affinity_format = "level %L thread %i affinity %A";  // OMP_AFFINITY_FORMAT (libgomp's default)
 };
 // Read once, at the library's first use (thread-safe: a function-local static).
 const Global& global();
 // Prints the OMP_DISPLAY_ENV block when asked to (once).
 void display_env_once();
 void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
+// affinity.cpp: OMP_DISPLAY_AFFINITY's line for the calling member, when it changed since its last.
+void display_affinity_on_entry();
+// team.cpp: shuts down the teams' pools that no region uses (omp_pause_resource).
+void release_idle_pools();
 // places.cpp: the CPUs the process started with, ascending (read once, at load).
 const std::vector<int>& initial_cpus();
 

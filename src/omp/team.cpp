@@ -116,6 +116,28 @@ static void release_pool(detail::Pool* p) {
     if (s.pool.get() == p) s.busy = false;
 }
 
+// omp_pause_resource: the pools no region uses are shut down (~Pool joins their threads, writes a
+// PLAIT_TRACE pool's trace, unmaps its memory); the next region of that size starts a new one. The
+// caller is outside every region, so the only pools in use are those of other threads' regions
+// (busy). A pool's records are all back in it: a region gives its master's ready records back at
+// its end, and its workers' lists die with their threads.
+void release_idle_pools() {
+  std::vector<std::unique_ptr<detail::Pool>> idle;
+  {
+    std::lock_guard<std::mutex> lk(pools_mu);
+    if (pools == nullptr) return;
+    for (auto it = pools->begin(); it != pools->end();) {
+      if (!it->busy) {
+        idle.push_back(std::move(it->pool));
+        it = pools->erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  idle.clear();  // outside the lock: the joins take a while, and other threads may start regions
+}
+
 // ---- The barrier -------------------------------------------------------------------------------
 
 // Each member first waits until the subtree of its own implicit task is done (wait_subtree:
@@ -201,6 +223,7 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
   // The master adopted worker 0 of the team's pool; every other member is the pool's worker i.
   t.fast_w = team.pool != nullptr && w != nullptr && w->pool == team.pool ? w : nullptr;
   if (pre.setup != nullptr) pre.setup(t, pre.params);
+  if (PLAIT_UNLIKELY(global().display_affinity)) display_affinity_on_entry();
 }
 
 static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noexcept {
