@@ -199,15 +199,18 @@ void print_line(const std::string& s) {
   std::fflush(stderr);
 }
 
-thread_local std::string* last_displayed = nullptr;  // this thread's last OMP_DISPLAY_AFFINITY line
+// This thread's last OMP_DISPLAY_AFFINITY line (freed when the thread ends: a paused pool's
+// threads do).
+thread_local bool displayed = false;
+thread_local std::string last_displayed;
 
 }  // namespace
 
 void display_affinity_on_entry() {
   std::string s = expand(current_format());
-  if (last_displayed != nullptr && *last_displayed == s) return;
-  if (last_displayed == nullptr) last_displayed = new std::string;  // (ends with the process)
-  *last_displayed = s;
+  if (displayed && last_displayed == s) return;
+  displayed = true;
+  last_displayed = s;
   print_line(s);
 }
 

@@ -7,7 +7,8 @@
  *
  * With the argument "display" (run with OMP_DISPLAY_AFFINITY=true and OMP_AFFINITY_FORMAT set to
  * "T%n/%N L%L"): the lines at region entry, on stderr: one per member at the first region, none
- * when a region of the same size follows, one per member when the size changes. */
+ * when a region of the same size follows, one per member when the size changes, and again after
+ * a pause has ended the team threads. */
 #define _GNU_SOURCE
 #define TEST_NAME "affinity"
 #include "omp_test.h"
@@ -91,6 +92,10 @@ static void regions_for_display(void) {
   __atomic_fetch_add(&members_seen, 1, __ATOMIC_RELAXED);
 #pragma omp parallel num_threads(3)
   __atomic_fetch_add(&members_seen, 1, __ATOMIC_RELAXED);
+  /* a pause ends the team threads: the next region's are new, and print again */
+  CHECK(omp_pause_resource_all(omp_pause_hard) == 0, "a hard pause failed");
+#pragma omp parallel num_threads(2)
+  __atomic_fetch_add(&members_seen, 1, __ATOMIC_RELAXED);
 }
 
 static int count_lines(const char *s, const char *line) {
@@ -113,14 +118,15 @@ int main(int argc, char **argv) {
   }
   if (argc > 1 && strcmp(argv[1], "display") == 0) {
     const char *out = capture_stderr(regions_for_display);
-    CHECK(members_seen == 7, "%d members ran the three regions (7 expected)", members_seen);
-    CHECK(count_lines(out, "T0/2 L1") == 1 && count_lines(out, "T1/2 L1") == 1,
-          "the first region's lines are not one per member: [%s]", out);
+    CHECK(members_seen == 9, "%d members ran the four regions (9 expected)", members_seen);
+    CHECK(count_lines(out, "T0/2 L1") == 2 && count_lines(out, "T1/2 L1") == 2,
+          "the first region and the one after the pause did not print one line per member: [%s]", out);
     CHECK(count_lines(out, "T0/3 L1") == 1 && count_lines(out, "T1/3 L1") == 1 && count_lines(out, "T2/3 L1") == 1,
           "a region of a new size did not print one line per member: [%s]", out);
     int lines = 0;
     for (const char *p = out; *p; ++p) lines += *p == '\n';
-    CHECK(lines == 5, "%d lines at region entry (5 expected: 2, then none for the same size, then 3): [%s]", lines, out);
+    CHECK(lines == 7, "%d lines at region entry (7 expected: 2, none for the same size, 3, 2 after the pause): [%s]",
+          lines, out);
     PASS();
   }
 
