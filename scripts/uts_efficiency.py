@@ -11,12 +11,14 @@ docs/bench-protocol.md). Uses only the standard library.
 """
 import argparse
 import json
-import math
 import os
 import random
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_fib import sign_interval  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build/gcc-release/bin")
@@ -42,19 +44,6 @@ def run(series, threads, tree):
     if series in EXPECT and EXPECT[series] not in os.path.basename(rec.get("omp_library", "")):
         sys.exit(f"uts_efficiency: {series} ran on {rec.get('omp_library')!r}, not {EXPECT[series]}")
     return rec["time_s"]
-
-
-def sign_interval(values):
-    """The median of `values` and its 95 % sign-test interval (order statistics k and n+1-k, k the
-    largest with P(Binomial(n, 1/2) < k) <= 0.025; the whole range below 6 values)."""
-    v = sorted(values)
-    n = len(v)
-    k, tail = 0, 0.0
-    while tail + math.comb(n, k) / 2 ** n <= 0.025:
-        tail += math.comb(n, k) / 2 ** n
-        k += 1
-    k = max(k, 1)
-    return statistics.median(v), v[k - 1], v[n - k]
 
 
 def main():

@@ -79,16 +79,24 @@ std::string affinity_list() {
   return out;
 }
 
+// The field types, short and long.
+constexpr struct {
+  const char* name;
+  char type;
+} field_types[] = {{"team_num", 't'},         {"num_teams", 'T'},  {"nesting_level", 'L'}, {"thread_num", 'n'},
+                   {"num_threads", 'N'},      {"ancestor_tnum", 'a'}, {"host", 'H'},       {"process_id", 'P'},
+                   {"native_thread_id", 'i'}, {"thread_affinity", 'A'}};
+
 char type_of_name(const std::string& n) {
-  static const struct {
-    const char* name;
-    char type;
-  } names[] = {{"team_num", 't'},         {"num_teams", 'T'},  {"nesting_level", 'L'}, {"thread_num", 'n'},
-               {"num_threads", 'N'},      {"ancestor_tnum", 'a'}, {"host", 'H'},       {"process_id", 'P'},
-               {"native_thread_id", 'i'}, {"thread_affinity", 'A'}};
-  for (const auto& e : names)
+  for (const auto& e : field_types)
     if (n == e.name) return e.type;
   return 0;
+}
+
+bool is_type(char c) {
+  for (const auto& e : field_types)
+    if (c == e.type) return true;
+  return false;
 }
 
 // One field's text (without padding) and whether it is a number (zero padding applies).
@@ -160,7 +168,7 @@ std::string expand(const std::string& f) {
       type = type_of_name(f.substr(i + 1, close - i - 1));
       if (type == 0) bad_format(f, ("unknown long field name '" + f.substr(i + 1, close - i - 1) + "'").c_str());
       i = close;
-    } else if (type == '\0' || std::string("tTLnNaHPiA").find(type) == std::string::npos) {
+    } else if (!is_type(type)) {
       bad_format(f, (std::string("unknown field type '") + type + "'").c_str());
     }
     bool numeric = false;

@@ -84,9 +84,10 @@ static detail::Pool* acquire_pool(unsigned n) {
   } catch (const std::exception& e) {
     fatal("cannot start a team of %u threads: %s", n, e.what());
   }
-  // PLAIT_TRACE: the pools are never destroyed (workers may outlive static destructors), so their
-  // traces are written when the process exits normally — one file per team size, numbered from
-  // the second pool on as for any PLAIT_TRACE pool.
+  // PLAIT_TRACE: the pools live as long as the process (workers may outlive static destructors),
+  // so their traces are written when it exits normally — one file per pool, numbered from the
+  // second pool on as for any PLAIT_TRACE pool; a pool that omp_pause_resource shuts down writes
+  // its own at that point (~Pool).
   if (!pools->back().pool->trace_path.empty()) {
     static bool registered = false;
     if (!registered) {

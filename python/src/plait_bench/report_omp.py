@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .analysis import Cell, Dataset, Summary
+from .analysis import Cell, Dataset, Summary, _num
 from .markdown import md_table
 from .plots import save_captioned, series_style
 from .registry import omp_lib_of
@@ -82,26 +82,23 @@ def _cells(ds: Dataset, kernel: str, base: dict, threads: int) -> dict[str, Cell
     return out
 
 
-def _speedup_paired(c1: Cell, c2: Cell) -> Paired | None:
-    """Round by round: time at one thread over time at two (a speedup), median and interval."""
-    a, b = per_round(c1), per_round(c2)
-    vals = [a[k] / b[k] for k in a if k in b]
+def _paired(a_cell: Cell, b_cell: Cell, combine, value=lambda r: r.time_s) -> Paired | None:
+    """Round by round: combine(a's value, b's value), median and interval."""
+    a, b = per_round(a_cell, value), per_round(b_cell, value)
+    vals = [combine(a[k], b[k]) for k in a if k in b]
     s = Summary.of(vals)
     return None if s is None else Paired(s.median, s.n, median_ci(vals))
 
 
-def _ns_per_task(r) -> float | None:
-    v = r.stats.get("ns_per_task")
-    return float(v) if isinstance(v, (int, float)) else None
+def _speedup_paired(c1: Cell, c2: Cell) -> Paired | None:
+    """Time at one thread over time at two (a speedup), round by round."""
+    return _paired(c1, c2, lambda t1, t2: t1 / t2)
 
 
 def _overhead_paired(mine: Cell, serial: Cell) -> Paired | None:
-    """Round by round: mine's ns per task minus the serial recursion's ns per call pair (study 001's
-    per-task overhead over the serial program), median and interval."""
-    a, b = per_round(mine, _ns_per_task), per_round(serial, _ns_per_task)
-    vals = [a[k] - b[k] for k in a if k in b]
-    s = Summary.of(vals)
-    return None if s is None else Paired(s.median, s.n, median_ci(vals))
+    """mine's ns per task minus the serial recursion's ns per call pair (study 001's per-task
+    overhead over the serial program), round by round."""
+    return _paired(mine, serial, lambda m, s: m - s, lambda r: _num(r.stats.get("ns_per_task")))
 
 
 def _targets(ds: Dataset) -> list[list[str]]:
