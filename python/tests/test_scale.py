@@ -147,3 +147,16 @@ def test_validate_refuses_unknown_kernels_and_missing_cost_model(tmp_path):
     assert r.returncode == 2 and "unknown nope" in r.stderr
     r = _cli(["project", "--g", "0"], tmp_path)
     assert r.returncode == 2 and "--g 0" in r.stderr
+
+
+def test_calibration_refuses_a_steal_cost_that_is_not_positive(tmp_path, monkeypatch):
+    """A noisy machine can measure a steal below zero; calibrate says so and writes nothing."""
+    def fake_bench(binary, args, threads, reps=1, warmup=0, env=None, timeout=600):
+        stats = {"tasks": 1000, "steal_cost_ns": -15.7}
+        return [{"time_s": 0.01, "stats": stats}] * reps
+    monkeypatch.setattr(scale, "run_bench", fake_bench)
+    monkeypatch.setattr(scale, "run_dag", lambda bins, args: {"work_ns": 1e7, "leaf_work_ns": 1.0, "leaves": 1})
+    out = tmp_path / "cost-model.json"
+    with pytest.raises(scale.ScaleError, match=r"steal cost measured -15.7 ns .*not positive"):
+        scale.calibrate(type("B", (), {"gcc": GCC_BIN})(), out, rounds=1)
+    assert not out.exists()

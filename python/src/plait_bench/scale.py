@@ -100,7 +100,10 @@ def calibrate(bins, out: Path, rounds: int = 5) -> dict:
     """Measures the simulator's costs on this machine and writes the cost model file.
 
     spawn_ns: fib(27) with a task per call on Plait minus the serial fib, per task (1 worker).
-    steal_ns: the steal microbenchmark's cost per steal (2 workers), the seed-001 method.
+    steal_ns: the steal microbenchmark's cost per steal (2 workers), the seed-001 method: `--auto`
+    sizes the leaf so that the 2-worker tree runs 10-20 % slower than one leaf alone. (With the
+    default 20 us leaf a steal is ~2 % of the time, inside this machine's run-to-run noise: one CI
+    run measured -15.7 ns.) A median that is still not positive is an error, not a model.
     trace_task_ns, trace_ns: what tracing adds to a one-worker trace's work (plait-dag workspan of
     that fib), per task and per spawn: a leaf's work (fib(0), fib(1): ~1 ns untraced) is the
     per-task part; the rest of the traced work minus the serial fib, per spawn, the per-spawn part
@@ -126,8 +129,12 @@ def calibrate(bins, out: Path, rounds: int = 5) -> dict:
             ws = run_dag(bins, ["workspan", str(tr)])
             traced.append(ws["work_ns"] / 1e9)
             leaf.append(ws["leaf_work_ns"] / max(1, ws["leaves"]))
-            s = run_bench(steal, ["--seconds", "0.25"], 2)
+            s = run_bench(steal, ["--seconds", "0.25", "--auto"], 2)
             steals.append(float(s[0]["stats"]["steal_cost_ns"]))
+    if statistics.median(steals) <= 0:
+        raise ScaleError(f"the steal cost measured {statistics.median(steals):.1f} ns (median of {rounds} runs of "
+                         f"{steal.name} --threads 2 --auto): not positive, the machine is too noisy; "
+                         "run calibrate again on a quieter machine, or with more --rounds")
     spawn_ns = max(0.0, (statistics.median(plain) - statistics.median(serial)) / tasks * 1e9)
     trace_task_ns = statistics.median(leaf)
     rest = statistics.median(traced) - statistics.median(serial) - trace_task_ns * 1e-9 * tasks
