@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,7 +66,22 @@ const Team* team_at(const Thread& t, int level) {
   return nullptr;
 }
 
+// nteams-var and teams-thread-limit-var: one per process (device ICVs), first from the
+// environment. relaxed: an ICV's value is all that is read; no other data is published with it.
+std::atomic<unsigned>& nteams_cell() {
+  static std::atomic<unsigned> v{global().nteams};
+  return v;
+}
+std::atomic<unsigned>& teams_thread_limit_cell() {
+  static std::atomic<unsigned> v{global().teams_thread_limit};
+  return v;
+}
+
 }  // namespace
+
+unsigned nteams_var() { return nteams_cell().load(std::memory_order_relaxed); }
+unsigned teams_thread_limit_var() { return teams_thread_limit_cell().load(std::memory_order_relaxed); }
+
 }  // namespace plait::omp
 
 using namespace plait::omp;
@@ -91,8 +107,8 @@ int omp_get_dynamic(void) { return thread_state().icv.dyn ? 1 : 0; }
 void omp_set_nested(int v) { thread_state().icv.max_active_levels = v != 0 ? 255 : 1; }
 int omp_get_nested(void) { return thread_state().icv.max_active_levels > 1 ? 1 : 0; }
 int omp_get_thread_limit(void) {
-  const unsigned l = global().thread_limit;
-  return l == 0 ? 2147483647 : static_cast<int>(l);
+  const unsigned l = host_thread_limit != 0 ? host_thread_limit : global().thread_limit;
+  return l == 0 ? 2147483647 : static_cast<int>(l > 2147483647u ? 2147483647u : l);
 }
 void omp_set_max_active_levels(int v) {
   if (v >= 0) thread_state().icv.max_active_levels = static_cast<unsigned>(v > 255 ? 255 : v);
@@ -130,6 +146,16 @@ int omp_get_device_num(void) { return 0; }
 int omp_get_initial_device(void) { return 0; }
 int omp_is_initial_device(void) { return 1; }
 int omp_get_num_teams(void) { return host_num_teams; }
+// A negative value is ignored; 0 is taken (libgomp 12 does both): the next teams construct
+// without num_teams then has 3 teams again.
+void omp_set_num_teams(int n) {
+  if (n >= 0) nteams_cell().store(static_cast<unsigned>(n), std::memory_order_relaxed);  // relaxed: see nteams_cell
+}
+int omp_get_max_teams(void) { return static_cast<int>(nteams_var()); }
+void omp_set_teams_thread_limit(int n) {
+  if (n >= 0) teams_thread_limit_cell().store(static_cast<unsigned>(n), std::memory_order_relaxed);  // relaxed: as above
+}
+int omp_get_teams_thread_limit(void) { return static_cast<int>(teams_thread_limit_var()); }
 int omp_get_team_num(void) { return host_team_num; }
 
 // omp_sched_t: 1 static, 2 dynamic, 3 guided, 4 auto; | 0x80000000 monotonic.

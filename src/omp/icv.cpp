@@ -167,6 +167,16 @@ static Global read_env() {
     if (parse_ulong(trim(v), 1, 1u << 16, &x)) g.thread_limit = static_cast<unsigned>(x);
     else warn_invalid("OMP_THREAD_LIMIT", v, "a positive integer");
   }
+  if (const char* v = std::getenv("OMP_NUM_TEAMS")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 1, 1u << 30, &x)) g.nteams = static_cast<unsigned>(x);
+    else warn_invalid("OMP_NUM_TEAMS", v, "a positive integer");
+  }
+  if (const char* v = std::getenv("OMP_TEAMS_THREAD_LIMIT")) {
+    unsigned long long x;
+    if (parse_ulong(trim(v), 1, 1u << 30, &x)) g.teams_thread_limit = static_cast<unsigned>(x);
+    else warn_invalid("OMP_TEAMS_THREAD_LIMIT", v, "a positive integer");
+  }
   if (const char* v = std::getenv("OMP_STACKSIZE")) {
     std::size_t z;
     if (parse_stacksize(trim(v), &z)) g.stacksize = z < (64u << 10) ? (64u << 10) : z;
@@ -263,6 +273,8 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g.wait_active ? "ACTIVE" : "PASSIVE");
   std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n", g.thread_limit == 0 ? 4294967295u : g.thread_limit);
   std::fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%u'\n", g.icv.max_active_levels);
+  std::fprintf(stderr, "  OMP_NUM_TEAMS = '%u'\n", g.nteams);
+  std::fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%u'\n", g.teams_thread_limit);
   std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
   std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);

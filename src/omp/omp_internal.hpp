@@ -65,6 +65,8 @@ struct Global {
   std::vector<unsigned> nthreads_list;  // OMP_NUM_THREADS as a list (level 1, 2, ...)
   std::vector<int> bind_list;           // OMP_PROC_BIND as a list
   unsigned thread_limit = 0;      // 0: none
+  unsigned nteams = 0;            // OMP_NUM_TEAMS: nteams-var's initial value (0: the league size is 3, as libgomp)
+  unsigned teams_thread_limit = 0;  // OMP_TEAMS_THREAD_LIMIT: teams-thread-limit-var's initial value (0: none)
   std::size_t stacksize = 0;      // OMP_STACKSIZE in bytes (0: Plait's default)
   bool cancel = false;            // OMP_CANCELLATION
   bool wait_active = false;       // OMP_WAIT_POLICY=active: idle workers never sleep
@@ -410,6 +412,13 @@ void scope_task_reductions(std::uintptr_t* reductions);
 // team.cpp: the host league of GOMP_teams_reg (omp_get_team_num / omp_get_num_teams).
 extern thread_local int host_team_num;
 extern thread_local int host_num_teams;
+// thread-limit-var inside a host teams region (its thread_limit clause or teams-thread-limit-var);
+// 0 elsewhere: OMP_THREAD_LIMIT's value applies. Read by team_size and omp_get_thread_limit.
+extern thread_local unsigned host_thread_limit;
+// nteams-var and teams-thread-limit-var (device ICVs: one per process, set by omp_set_num_teams
+// and omp_set_teams_thread_limit, first read from the environment).
+unsigned nteams_var();
+unsigned teams_thread_limit_var();
 
 // Makes t a member of `team` for the length of one explicit task of the team that worker w (the
 // pool's worker i, so member i) runs from outside the region (task.cpp, run_body). The caller

@@ -282,7 +282,7 @@ static unsigned team_size(const Thread& t, unsigned requested) {
   if (t.active_level >= t.icv.max_active_levels) return 1;
   unsigned n = requested;
   if (n == 0) n = t.icv.nthreads;
-  const unsigned limit = global().thread_limit;
+  const unsigned limit = host_thread_limit != 0 ? host_thread_limit : global().thread_limit;
   if (limit != 0 && n > limit) n = limit;
   return n < 1 ? 1 : n;
 }
@@ -565,13 +565,20 @@ extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsi
 namespace plait::omp {
 thread_local int host_team_num = 0;
 thread_local int host_num_teams = 1;
+thread_local unsigned host_thread_limit = 0;
 }  // namespace plait::omp
 
 // teams on the host: the league's teams run one after another on the calling thread, each the
-// initial thread of its own team (a parallel construct inside one gets a team as usual).
-extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned /*thread_limit*/,
+// initial thread of its own team (a parallel construct inside one gets a team as usual). Without
+// a num_teams clause the league has nteams-var teams, or 3 when that is 0 (libgomp's choice);
+// without a thread_limit clause teams-thread-limit-var bounds the teams' parallel regions, when
+// set. Both as libgomp 12 does on the host.
+extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,
                                unsigned /*flags*/) {
-  if (num_teams == 0) num_teams = 1;
+  if (num_teams == 0) num_teams = nteams_var() != 0 ? nteams_var() : 3;
+  if (thread_limit == 0) thread_limit = teams_thread_limit_var();
+  const unsigned outer_limit = host_thread_limit;
+  if (thread_limit != 0) host_thread_limit = thread_limit;
   for (unsigned i = 0; i < num_teams; ++i) {
     host_team_num = static_cast<int>(i);
     host_num_teams = static_cast<int>(num_teams);
@@ -579,4 +586,5 @@ extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams
   }
   host_team_num = 0;
   host_num_teams = 1;
+  host_thread_limit = outer_limit;
 }

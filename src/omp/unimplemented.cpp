@@ -40,7 +40,6 @@ void omp_get_initial_device_() { plait::omp::fatal("%s is not implemented by the
 void omp_get_level_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_level_"); }
 void omp_get_max_active_levels_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_max_active_levels_"); }
 void omp_get_max_task_priority_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_max_task_priority_"); }
-void omp_get_max_teams() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_max_teams"); }
 void omp_get_max_teams_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_max_teams_"); }
 void omp_get_max_threads_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_max_threads_"); }
 void omp_get_nested_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_nested_"); }
@@ -64,7 +63,6 @@ void omp_get_supported_active_levels_() { plait::omp::fatal("%s is not implement
 void omp_get_team_num_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_team_num_"); }
 void omp_get_team_size_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_team_size_"); }
 void omp_get_team_size_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_team_size_8_"); }
-void omp_get_teams_thread_limit() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_teams_thread_limit"); }
 void omp_get_teams_thread_limit_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_teams_thread_limit_"); }
 void omp_get_thread_limit_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_thread_limit_"); }
 void omp_get_thread_num_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_get_thread_num_"); }
@@ -91,14 +89,12 @@ void omp_set_max_active_levels_8_() { plait::omp::fatal("%s is not implemented b
 void omp_set_nest_lock_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_nest_lock_"); }
 void omp_set_nested_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_nested_"); }
 void omp_set_nested_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_nested_8_"); }
-void omp_set_num_teams() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_num_teams"); }
 void omp_set_num_teams_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_num_teams_"); }
 void omp_set_num_teams_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_num_teams_8_"); }
 void omp_set_num_threads_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_num_threads_"); }
 void omp_set_num_threads_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_num_threads_8_"); }
 void omp_set_schedule_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_schedule_"); }
 void omp_set_schedule_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_schedule_8_"); }
-void omp_set_teams_thread_limit() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_teams_thread_limit"); }
 void omp_set_teams_thread_limit_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_teams_thread_limit_"); }
 void omp_set_teams_thread_limit_8_() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_set_teams_thread_limit_8_"); }
 void omp_target_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_alloc"); }
