@@ -214,6 +214,18 @@ thread_local std::string last_displayed;
 
 }  // namespace
 
+std::string affinity_format_icv() { return current_format(); }
+
+void set_affinity_format_icv(std::string format) {
+  std::lock_guard<std::mutex> lk(format_mu);
+  if (format_icv == nullptr) format_icv = new std::string;
+  *format_icv = std::move(format);
+}
+
+std::string affinity_text(const std::string& format) { return expand(format.empty() ? current_format() : format); }
+
+void print_affinity_line(const std::string& line) { print_line(line); }
+
 void display_affinity_on_entry() {
   std::string s = expand(current_format());
   if (displayed && last_displayed == s) return;
@@ -228,20 +240,14 @@ using namespace plait::omp;
 
 extern "C" {
 
-void omp_set_affinity_format(const char* format) {
-  std::lock_guard<std::mutex> lk(format_mu);
-  if (format_icv == nullptr) format_icv = new std::string;
-  *format_icv = format != nullptr ? format : "";
-}
+void omp_set_affinity_format(const char* format) { set_affinity_format_icv(format != nullptr ? format : ""); }
 
 size_t omp_get_affinity_format(char* buffer, size_t size) { return copy_out(current_format(), buffer, size); }
 
-void omp_display_affinity(const char* format) {
-  print_line(expand(format != nullptr && *format != '\0' ? std::string(format) : current_format()));
-}
+void omp_display_affinity(const char* format) { print_line(affinity_text(format != nullptr ? format : "")); }
 
 size_t omp_capture_affinity(char* buffer, size_t size, const char* format) {
-  return copy_out(expand(format != nullptr && *format != '\0' ? std::string(format) : current_format()), buffer, size);
+  return copy_out(affinity_text(format != nullptr ? format : ""), buffer, size);
 }
 
 // kind: omp_pause_soft (1) or omp_pause_hard (2); the device: the host (omp_get_initial_device(),

@@ -39,11 +39,6 @@ enum : std::uintptr_t {
   atv_nearest = 16, atv_blocked = 17, atv_interleaved = 18,
 };
 
-struct Trait {
-  std::uintptr_t key;  // an int-sized enum in a word-aligned slot: the struct is {int, uintptr}
-  std::uintptr_t value;
-};
-
 struct Allocator {
   std::size_t alignment = 1;
   std::uintptr_t fallback = atv_default_mem_fb;
@@ -135,7 +130,7 @@ using namespace plait::omp;
 
 extern "C" {
 
-uintptr_t omp_init_allocator(std::uintptr_t memspace, int ntraits, const Trait* traits) {
+uintptr_t omp_init_allocator(std::uintptr_t memspace, int ntraits, const AllocTrait* traits) {
   if (memspace > 4 || ntraits < 0 || (ntraits > 0 && traits == nullptr)) return null_allocator;
   auto* a = new Allocator;
   for (int i = 0; i < ntraits; ++i) {

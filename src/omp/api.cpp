@@ -107,7 +107,7 @@ int omp_get_dynamic(void) { return thread_state().icv.dyn ? 1 : 0; }
 void omp_set_nested(int v) { thread_state().icv.max_active_levels = v != 0 ? 255 : 1; }
 int omp_get_nested(void) { return thread_state().icv.max_active_levels > 1 ? 1 : 0; }
 int omp_get_thread_limit(void) {
-  const unsigned l = host_thread_limit != 0 ? host_thread_limit : global().thread_limit;
+  const unsigned icv = thread_state().icv.thread_limit, l = icv != 0 ? icv : global().thread_limit;
   return l == 0 ? 2147483647 : static_cast<int>(l > 2147483647u ? 2147483647u : l);
 }
 void omp_set_max_active_levels(int v) {

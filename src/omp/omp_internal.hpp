@@ -58,6 +58,8 @@ struct Icv {
   long run_chunk = 0;          // 0: the kind's default
   unsigned max_active_levels = 1;
   int bind = 0;                // bind-var (omp_proc_bind_t)
+  unsigned thread_limit = 0;   // thread-limit-var inside a host teams region (its thread_limit clause or
+                               // teams-thread-limit-var); 0: OMP_THREAD_LIMIT's value (Global::thread_limit)
 };
 
 struct Global {
@@ -88,6 +90,20 @@ void display_affinity_on_entry();
 void release_idle_pools();
 // places.cpp: the CPUs the process started with, ascending (read once, at load).
 const std::vector<int>& initial_cpus();
+
+// omp_alloctrait_t (and Fortran's omp_alloctrait, the same layout): an int-sized key in a
+// word-aligned slot, then the value. Read the key as `key & 0xffffffff` (the rest is padding).
+struct AllocTrait {
+  std::uintptr_t key;
+  std::uintptr_t value;
+};
+
+// affinity.cpp, for the Fortran entry points (fortran.cpp): the affinity-format ICV, a format's
+// expansion for the calling thread (an empty format: the ICV's), and one line on stderr.
+std::string affinity_format_icv();
+void set_affinity_format_icv(std::string format);
+std::string affinity_text(const std::string& format);
+void print_affinity_line(const std::string& line);
 
 // ---- Teams, tasks ---------------------------------------------------------------------------
 
@@ -412,9 +428,6 @@ void scope_task_reductions(std::uintptr_t* reductions);
 // team.cpp: the host league of GOMP_teams_reg (omp_get_team_num / omp_get_num_teams).
 extern thread_local int host_team_num;
 extern thread_local int host_num_teams;
-// thread-limit-var inside a host teams region (its thread_limit clause or teams-thread-limit-var);
-// 0 elsewhere: OMP_THREAD_LIMIT's value applies. Read by team_size and omp_get_thread_limit.
-extern thread_local unsigned host_thread_limit;
 // nteams-var and teams-thread-limit-var (device ICVs: one per process, set by omp_set_num_teams
 // and omp_set_teams_thread_limit, first read from the environment).
 unsigned nteams_var();

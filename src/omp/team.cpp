@@ -282,7 +282,7 @@ static unsigned team_size(const Thread& t, unsigned requested) {
   if (t.active_level >= t.icv.max_active_levels) return 1;
   unsigned n = requested;
   if (n == 0) n = t.icv.nthreads;
-  const unsigned limit = host_thread_limit != 0 ? host_thread_limit : global().thread_limit;
+  const unsigned limit = t.icv.thread_limit != 0 ? t.icv.thread_limit : global().thread_limit;
   if (limit != 0 && n > limit) n = limit;
   return n < 1 ? 1 : n;
 }
@@ -565,7 +565,6 @@ extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsi
 namespace plait::omp {
 thread_local int host_team_num = 0;
 thread_local int host_num_teams = 1;
-thread_local unsigned host_thread_limit = 0;
 }  // namespace plait::omp
 
 // teams on the host: the league's teams run one after another on the calling thread, each the
@@ -577,8 +576,10 @@ extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams
                                unsigned /*flags*/) {
   if (num_teams == 0) num_teams = nteams_var() != 0 ? nteams_var() : 3;
   if (thread_limit == 0) thread_limit = teams_thread_limit_var();
-  const unsigned outer_limit = host_thread_limit;
-  if (thread_limit != 0) host_thread_limit = thread_limit;
+  // an ICV: the teams' parallel regions hand it to their members with the others
+  Thread& t = thread_state();
+  const unsigned outer_limit = t.icv.thread_limit;
+  if (thread_limit != 0) t.icv.thread_limit = thread_limit;
   for (unsigned i = 0; i < num_teams; ++i) {
     host_team_num = static_cast<int>(i);
     host_num_teams = static_cast<int>(num_teams);
@@ -586,5 +587,5 @@ extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams
   }
   host_team_num = 0;
   host_num_teams = 1;
-  host_thread_limit = outer_limit;
+  t.icv.thread_limit = outer_limit;
 }

@@ -14,12 +14,13 @@
 struct league {
   int teams;      /* omp_get_num_teams() seen by team 0 */
   int ran;        /* how many teams ran the block */
-  int limit;      /* omp_get_thread_limit() inside team 0's parallel region */
+  int limit;      /* omp_get_thread_limit() inside team 0's parallel region (-2: its members differ) */
   int threads;    /* that region's size (4 threads asked for) */
 };
 
 static struct league run_league(int num_teams, int thread_limit) {
   struct league l = {-1, 0, -1, -1};
+  int lo = __INT_MAX__, hi = -1; /* omp_get_thread_limit() over every member of team 0's region */
   /* a clause value of 0 would be invalid: the two forms are separate constructs */
 #define BODY                                                   \
   {                                                            \
@@ -27,6 +28,14 @@ static struct league run_league(int num_teams, int thread_limit) {
     __atomic_add_fetch(&l.ran, 1, __ATOMIC_RELAXED);           \
     _Pragma("omp parallel num_threads(4)")                     \
     {                                                          \
+      if (t == 0) {                                            \
+        int mine = omp_get_thread_limit();                     \
+        _Pragma("omp critical(teams_icv_limits)")              \
+        {                                                      \
+          if (mine < lo) lo = mine;                            \
+          if (mine > hi) hi = mine;                            \
+        }                                                      \
+      }                                                        \
       _Pragma("omp single")                                    \
       if (t == 0) {                                            \
         l.teams = nt;                                          \
@@ -46,6 +55,7 @@ static struct league run_league(int num_teams, int thread_limit) {
     BODY
   }
 #undef BODY
+  if (lo != hi) l.limit = -2; /* a member saw another limit than the one that recorded it */
   return l;
 }
 
