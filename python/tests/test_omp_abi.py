@@ -14,14 +14,32 @@ def test_generated_files_are_current():
     assert cp.returncode == 0, cp.stderr
 
 
+def _gen():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_omp_abi", os.path.join(ROOT, "scripts", "gen_omp_abi.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _stubs(text):
+    return [line for line in text.splitlines() if line.startswith("void ")]
+
+
 def test_every_refusal_names_its_entry_point():
+    """The refusals on disk are exactly the entry points no source defines (none today), and an
+    entry point left undefined gets a stub whose message names it."""
+    gen = _gen()
+    abi, defined = gen.read_abi(), gen.defined_functions()
     with open(os.path.join(ROOT, "src", "omp", "unimplemented.cpp")) as f:
-        text = f.read()
-    with open(os.path.join(ROOT, "src", "omp", "libgomp_abi.txt")) as f:
-        abi = {line.split()[1] for line in f if line.strip()}
-    stubs = [line for line in text.splitlines() if line.startswith("void ")]
-    assert stubs, "no refusals generated"
+        on_disk = _stubs(f.read())
+    assert sorted(line.split()[1].split("(")[0] for line in on_disk) == sorted({n for _, n in abi} - defined)
+    # take two implemented entry points away: each gets a refusal naming it
+    gone = {"GOMP_target_ext", "omp_get_thread_num_"}
+    assert gone <= defined
+    _, cpp = gen.render(abi, defined - gone)
+    stubs = _stubs(cpp)
+    assert sorted(line.split()[1].split("(")[0] for line in stubs) == sorted(gone)
     for line in stubs:
         name = line.split()[1].split("(")[0]
-        assert name in abi
-        assert f'"{name}"' in line  # the message names the entry point
+        assert f'"{name}"' in line and "is not implemented" in line  # the message names the entry point

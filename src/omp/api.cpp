@@ -139,8 +139,9 @@ int omp_in_final(void) {
 int omp_get_cancellation(void) { return global().cancel ? 1 : 0; }
 int omp_get_proc_bind(void) { return thread_state().icv.bind; }
 int omp_get_max_task_priority(void) { return global().max_task_priority; }
-void omp_set_default_device(int) {}
-int omp_get_default_device(void) { return global().default_device; }
+// A negative device number becomes 0, as libgomp 12 does.
+void omp_set_default_device(int d) { thread_state().icv.default_device = d >= 0 ? d : 0; }
+int omp_get_default_device(void) { return thread_state().icv.default_device; }
 int omp_get_num_devices(void) { return 0; }
 int omp_get_device_num(void) { return 0; }
 int omp_get_initial_device(void) { return 0; }

@@ -229,6 +229,15 @@ static Global read_env() {
     if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.default_device = static_cast<int>(x);
     else warn_invalid("OMP_DEFAULT_DEVICE", v, "a non-negative integer");
   }
+  g.icv.default_device = g.default_device;
+  if (const char* v = std::getenv("OMP_TARGET_OFFLOAD")) {
+    std::string s;
+    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "default") g.target_offload = target_offload_default;
+    else if (s == "mandatory") g.target_offload = target_offload_mandatory;
+    else if (s == "disabled") g.target_offload = target_offload_disabled;
+    else warn_invalid("OMP_TARGET_OFFLOAD", v, "mandatory, disabled or default");
+  }
   if (const char* v = std::getenv("OMP_ALLOCATOR")) {
     static const char* const names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
                                         "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
@@ -280,6 +289,8 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
   std::fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g.display_affinity ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n", g.affinity_format.c_str());
+  static const char* const offload[] = {"DEFAULT", "MANDATORY", "DISABLED"};
+  std::fprintf(stderr, "  OMP_TARGET_OFFLOAD = '%s'\n", offload[g.target_offload]);
   if (verbose) std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
   std::fprintf(stderr, "OPENMP DISPLAY ENVIRONMENT END\n");
 }

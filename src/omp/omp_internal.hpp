@@ -58,6 +58,7 @@ struct Icv {
   long run_chunk = 0;          // 0: the kind's default
   unsigned max_active_levels = 1;
   int bind = 0;                // bind-var (omp_proc_bind_t)
+  int default_device = 0;      // default-device-var (omp_set_default_device, OMP_DEFAULT_DEVICE)
   unsigned thread_limit = 0;   // thread-limit-var inside a host teams region (its thread_limit clause or
                                // teams-thread-limit-var); 0: OMP_THREAD_LIMIT's value (Global::thread_limit)
 };
@@ -74,11 +75,13 @@ struct Global {
   bool wait_active = false;       // OMP_WAIT_POLICY=active: idle workers never sleep
   unsigned num_procs = 1;
   int default_device = 0;
+  int target_offload = 0;         // OMP_TARGET_OFFLOAD: target_offload_default / _mandatory / _disabled
   int max_task_priority = 0;
   std::uintptr_t def_allocator = 1;  // OMP_ALLOCATOR: a predefined allocator (1: omp_default_mem_alloc)
   bool display_affinity = false;     // OMP_DISPLAY_AFFINITY
   std::string affinity_format = "level %L thread %i affinity %A";  // OMP_AFFINITY_FORMAT (libgomp's default)
 };
+inline constexpr int target_offload_default = 0, target_offload_mandatory = 1, target_offload_disabled = 2;
 // Read once, at the library's first use (thread-safe: a function-local static).
 const Global& global();
 // Prints the OMP_DISPLAY_ENV block when asked to (once).

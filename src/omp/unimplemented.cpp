@@ -5,26 +5,5 @@
 
 extern "C" {
 
-void GOMP_offload_register() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register"); }
-void GOMP_offload_register_ver() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_register_ver"); }
-void GOMP_offload_unregister() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_unregister"); }
-void GOMP_offload_unregister_ver() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_offload_unregister_ver"); }
-void GOMP_target() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target"); }
-void GOMP_target_data() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_data"); }
-void GOMP_target_data_ext() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_data_ext"); }
-void GOMP_target_end_data() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_end_data"); }
-void GOMP_target_enter_exit_data() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_enter_exit_data"); }
-void GOMP_target_ext() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_ext"); }
-void GOMP_target_update() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_update"); }
-void GOMP_target_update_ext() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_target_update_ext"); }
-void GOMP_teams() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams"); }
-void GOMP_teams4() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "GOMP_teams4"); }
-void omp_target_alloc() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_alloc"); }
-void omp_target_associate_ptr() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_associate_ptr"); }
-void omp_target_disassociate_ptr() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_disassociate_ptr"); }
-void omp_target_free() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_free"); }
-void omp_target_is_present() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_is_present"); }
-void omp_target_memcpy() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_memcpy"); }
-void omp_target_memcpy_rect() { plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "omp_target_memcpy_rect"); }
 
 }  // extern "C"
