@@ -10,8 +10,16 @@
 //   loop.cpp          worksharing loops (long and unsigned long long), ordered, sections
 //   task.cpp          explicit tasks, taskwait, taskgroup, dependences (Plait's data-flow engine),
 //                     detach, taskloop
-//   api.cpp           omp_* queries, locks, timers
-//   unimplemented.cpp every other entry point of libgomp: one line naming it, exit 2
+//   api.cpp           omp_* queries, locks, timers, the teams ICVs
+//   reduction.cpp     task reductions (task_reduction, in_reduction, reduction(task, ...))
+//   alloc.cpp         memory allocators (omp_alloc and kin, omp_init_allocator's traits)
+//   places.cpp        the place queries, answered from Plait's binding
+//   affinity.cpp      affinity format and display, omp_pause_resource
+//   target.cpp        target constructs on the host (the only device), the device memory routines
+//   fortran.cpp       the Fortran names of the omp_* API (gfortran's omp_lib)
+//   init.cpp          loading: the one-runtime-per-process check, libgomp's binding undone
+//   unimplemented.cpp every entry point of libgomp no other file defines: one line naming it, exit 2
+//                     (generated; empty while every entry point is implemented)
 //
 // Waiting is the runtime's: every wait here (barrier, taskwait, taskgroup end, a member leaving a
 // team) is run_until / group_wait on a latch, so waiting threads run tasks and sleep when there are
