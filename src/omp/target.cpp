@@ -37,7 +37,9 @@ constexpr int device_icv = -1;            // no device clause: default-device-va
 constexpr int device_host_fallback = -2;  // the compiler's "run on the host"
 constexpr int host_device = 0;            // omp_get_initial_device(): omp_get_num_devices() is 0
 constexpr unsigned target_nowait = 1u << 0;
-constexpr unsigned map_firstprivate = 12, map_firstprivate_int = 13;  // gomp-constants.h
+// gomp-constants.h's GOMP_MAP_FIRSTPRIVATE. (GOMP_MAP_FIRSTPRIVATE_INT, 13, carries its value in the
+// host address itself: nothing to copy.)
+constexpr unsigned map_firstprivate = 12;
 // The args array of GOMP_target_ext: (id | device) words, a value in the high bits or in the next
 // word; 0 ends it.
 constexpr std::uintptr_t arg_device_mask = (1u << 7) - 1, arg_subsequent = 1u << 7, arg_id_mask = 0xffu << 8,
