@@ -103,6 +103,12 @@ static unsigned cpus_available() {
   return 1;
 }
 
+// The predefined allocators, by handle - 1 (omp_default_mem_alloc is 1).
+static const char* const allocator_names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc",
+                                              "omp_const_mem_alloc",   "omp_high_bw_mem_alloc",
+                                              "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
+                                              "omp_pteam_mem_alloc",   "omp_thread_mem_alloc"};
+
 static Global read_env() {
   Global g;
   g.num_procs = cpus_available();
@@ -239,13 +245,10 @@ static Global read_env() {
     else warn_invalid("OMP_TARGET_OFFLOAD", v, "mandatory, disabled or default");
   }
   if (const char* v = std::getenv("OMP_ALLOCATOR")) {
-    static const char* const names[] = {"omp_default_mem_alloc", "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
-                                        "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc", "omp_cgroup_mem_alloc",
-                                        "omp_pteam_mem_alloc", "omp_thread_mem_alloc"};
     const std::string s = trim(v);
     bool ok = false;
     for (std::uintptr_t k = 0; k < 8 && !ok; ++k)
-      if (s == names[k]) {
+      if (s == allocator_names[k]) {
         g.def_allocator = k + 1;
         ok = true;
       }
@@ -275,6 +278,7 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");
   std::fprintf(stderr, "  _OPENMP = '201511'\n");
   std::fprintf(stderr, "  OMP_DYNAMIC = '%s'\n", g.icv.dyn ? "TRUE" : "FALSE");
+  std::fprintf(stderr, "  OMP_NESTED = '%s'\n", g.icv.max_active_levels > 1 ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_NUM_THREADS = '%u'\n", g.icv.nthreads);
   std::fprintf(stderr, "  OMP_SCHEDULE = '%s,%ld'\n", kinds[g.icv.run_sched & 7], g.icv.run_chunk);
   std::fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[g.icv.bind]);
@@ -289,6 +293,7 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
   std::fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g.display_affinity ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n", g.affinity_format.c_str());
+  std::fprintf(stderr, "  OMP_ALLOCATOR = '%s'\n", allocator_names[g.def_allocator - 1]);
   static const char* const offload[] = {"DEFAULT", "MANDATORY", "DISABLED"};
   std::fprintf(stderr, "  OMP_TARGET_OFFLOAD = '%s'\n", offload[g.target_offload]);
   if (verbose) std::fprintf(stderr, "  PLAIT_RUNTIME = 'plait'\n");
