@@ -120,6 +120,15 @@ int to_fortran(const std::string& s, char* buf, std::size_t len) noexcept {
   return clamp_int(static_cast<std::int64_t>(s.size()));
 }
 
+// The integer(8) form of a routine that fills an int array of n entries: fill a temporary, widen.
+template <class Fill>
+void widened(int n, std::int64_t* out, Fill fill) {
+  if (n <= 0) return;
+  std::vector<int> v(static_cast<std::size_t>(n));
+  fill(v.data());
+  for (int i = 0; i < n; ++i) out[i] = v[static_cast<std::size_t>(i)];
+}
+
 }  // namespace
 
 extern "C" {
@@ -167,15 +176,12 @@ int omp_get_teams_thread_limit_(void) { return omp_get_teams_thread_limit(); }
 void omp_set_schedule_(const int* kind, const int* chunk) { omp_set_schedule(*kind, *chunk); }
 void omp_set_schedule_8_(const int* kind, const std::int64_t* chunk) { omp_set_schedule(*kind, clamp_int(*chunk)); }
 void omp_get_schedule_(int* kind, int* chunk) {
-  int k, c;
-  omp_get_schedule(&k, &c);
-  *kind = static_cast<int>(static_cast<unsigned>(k) & 0x7fffffffu);  // without the monotonic bit
-  *chunk = c;
+  omp_get_schedule(kind, chunk);
+  *kind = static_cast<int>(static_cast<unsigned>(*kind) & 0x7fffffffu);  // without the monotonic bit
 }
 void omp_get_schedule_8_(int* kind, std::int64_t* chunk) {
-  int k, c;
-  omp_get_schedule(&k, &c);
-  *kind = static_cast<int>(static_cast<unsigned>(k) & 0x7fffffffu);
+  int c;
+  omp_get_schedule_(kind, &c);
   *chunk = c;
 }
 
@@ -223,21 +229,14 @@ int omp_get_place_num_procs_(const int* place) { return omp_get_place_num_procs(
 int omp_get_place_num_procs_8_(const std::int64_t* place) { return omp_get_place_num_procs(clamp_int(*place)); }
 void omp_get_place_proc_ids_(const int* place, int* ids) { omp_get_place_proc_ids(*place, ids); }
 void omp_get_place_proc_ids_8_(const std::int64_t* place, std::int64_t* ids) {
-  const int p = clamp_int(*place), n = omp_get_place_num_procs(p);
-  if (n <= 0) return;
-  std::vector<int> v(static_cast<std::size_t>(n));
-  omp_get_place_proc_ids(p, v.data());
-  for (int i = 0; i < n; ++i) ids[i] = v[static_cast<std::size_t>(i)];
+  const int p = clamp_int(*place);
+  widened(omp_get_place_num_procs(p), ids, [p](int* v) { omp_get_place_proc_ids(p, v); });
 }
 int omp_get_place_num_(void) { return omp_get_place_num(); }
 int omp_get_partition_num_places_(void) { return omp_get_partition_num_places(); }
 void omp_get_partition_place_nums_(int* nums) { omp_get_partition_place_nums(nums); }
 void omp_get_partition_place_nums_8_(std::int64_t* nums) {
-  const int n = omp_get_partition_num_places();
-  if (n <= 0) return;
-  std::vector<int> v(static_cast<std::size_t>(n));
-  omp_get_partition_place_nums(v.data());
-  for (int i = 0; i < n; ++i) nums[i] = v[static_cast<std::size_t>(i)];
+  widened(omp_get_partition_num_places(), nums, [](int* v) { omp_get_partition_place_nums(v); });
 }
 
 // ---- affinity display, pausing, the environment block ---------------------------------------

@@ -37,12 +37,34 @@ static bool parse_ulong(const std::string& s, unsigned long long lo, unsigned lo
   return true;
 }
 
-static bool parse_bool(const std::string& s, bool* out) {
+static std::string lower(const std::string& s) {
   std::string l;
   for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return l;
+}
+
+static bool parse_bool(const std::string& s, bool* out) {
+  const std::string l = lower(s);
   if (l == "true") { *out = true; return true; }
   if (l == "false") { *out = false; return true; }
   return false;
+}
+
+// An integer variable: its value in [lo, hi] is stored in *out; anything else is reported and the
+// default stays.
+template <class T>
+static void env_int(const char* name, unsigned long long lo, unsigned long long hi, const char* accepted, T* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return;
+  unsigned long long x;
+  if (parse_ulong(trim(v), lo, hi, &x)) *out = static_cast<T>(x);
+  else warn_invalid(name, v, accepted);
+}
+
+// A true/false variable, as env_int.
+static void env_bool(const char* name, bool* out) {
+  const char* v = std::getenv(name);
+  if (v != nullptr && !parse_bool(trim(v), out)) warn_invalid(name, v, "true or false");
 }
 
 // OMP_STACKSIZE: a size with an optional B/K/M/G suffix (default unit K).
@@ -65,8 +87,7 @@ static bool parse_stacksize(const std::string& s, std::size_t* out) {
 
 // OMP_SCHEDULE: [modifier:]kind[,chunk] with kind static|dynamic|guided|auto.
 static bool parse_schedule(const std::string& s0, int* kind, long* chunk) {
-  std::string s;
-  for (char c : s0) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string s = lower(s0);
   auto colon = s.find(':');
   if (colon != std::string::npos) {
     std::string mod = trim(s.substr(0, colon).c_str());
@@ -134,11 +155,7 @@ static Global read_env() {
       warn_invalid("OMP_NUM_THREADS", v, "a positive integer or a comma-separated list of them");
     }
   }
-  if (const char* v = std::getenv("OMP_DYNAMIC")) {
-    bool b;
-    if (parse_bool(trim(v), &b)) g.icv.dyn = b;
-    else warn_invalid("OMP_DYNAMIC", v, "true or false");
-  }
+  env_bool("OMP_DYNAMIC", &g.icv.dyn);
   if (const char* v = std::getenv("OMP_SCHEDULE")) {
     int k;
     long c;
@@ -163,46 +180,24 @@ static Global read_env() {
   }
   if (g.nthreads_list.size() > 1 && std::getenv("OMP_MAX_ACTIVE_LEVELS") == nullptr && std::getenv("OMP_NESTED") == nullptr)
     g.icv.max_active_levels = static_cast<unsigned>(g.nthreads_list.size());
-  if (const char* v = std::getenv("OMP_MAX_ACTIVE_LEVELS")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 0, 255, &x)) g.icv.max_active_levels = static_cast<unsigned>(x);
-    else warn_invalid("OMP_MAX_ACTIVE_LEVELS", v, "an integer in 0..255");
-  }
-  if (const char* v = std::getenv("OMP_THREAD_LIMIT")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 1, 1u << 16, &x)) g.thread_limit = static_cast<unsigned>(x);
-    else warn_invalid("OMP_THREAD_LIMIT", v, "a positive integer");
-  }
-  if (const char* v = std::getenv("OMP_NUM_TEAMS")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 1, 1u << 30, &x)) g.nteams = static_cast<unsigned>(x);
-    else warn_invalid("OMP_NUM_TEAMS", v, "a positive integer");
-  }
-  if (const char* v = std::getenv("OMP_TEAMS_THREAD_LIMIT")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 1, 1u << 30, &x)) g.teams_thread_limit = static_cast<unsigned>(x);
-    else warn_invalid("OMP_TEAMS_THREAD_LIMIT", v, "a positive integer");
-  }
+  env_int("OMP_MAX_ACTIVE_LEVELS", 0, 255, "an integer in 0..255", &g.icv.max_active_levels);
+  env_int("OMP_THREAD_LIMIT", 1, 1u << 16, "a positive integer", &g.thread_limit);
+  env_int("OMP_NUM_TEAMS", 1, 1u << 30, "a positive integer", &g.nteams);
+  env_int("OMP_TEAMS_THREAD_LIMIT", 1, 1u << 30, "a positive integer", &g.teams_thread_limit);
   if (const char* v = std::getenv("OMP_STACKSIZE")) {
     std::size_t z;
     if (parse_stacksize(trim(v), &z)) g.stacksize = z < (64u << 10) ? (64u << 10) : z;
     else warn_invalid("OMP_STACKSIZE", v, "a size with an optional B, K, M or G suffix (default K)");
   }
   if (const char* v = std::getenv("OMP_WAIT_POLICY")) {
-    std::string s;
-    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = lower(trim(v));
     if (s == "active") g.wait_active = true;
     else if (s == "passive") g.wait_active = false;
     else warn_invalid("OMP_WAIT_POLICY", v, "active or passive");
   }
-  if (const char* v = std::getenv("OMP_CANCELLATION")) {
-    bool b;
-    if (parse_bool(trim(v), &b)) g.cancel = b;
-    else warn_invalid("OMP_CANCELLATION", v, "true or false");
-  }
+  env_bool("OMP_CANCELLATION", &g.cancel);
   if (const char* v = std::getenv("OMP_PROC_BIND")) {
-    std::string s;
-    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = lower(trim(v));
     std::vector<int> list;
     bool ok = true;
     std::size_t pos = 0;
@@ -225,20 +220,10 @@ static Global read_env() {
       warn_invalid("OMP_PROC_BIND", v, "true, false, or a list of primary, master, close, spread");
     }
   }
-  if (const char* v = std::getenv("OMP_MAX_TASK_PRIORITY")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.max_task_priority = static_cast<int>(x);
-    else warn_invalid("OMP_MAX_TASK_PRIORITY", v, "a non-negative integer");
-  }
-  if (const char* v = std::getenv("OMP_DEFAULT_DEVICE")) {
-    unsigned long long x;
-    if (parse_ulong(trim(v), 0, 1u << 30, &x)) g.default_device = static_cast<int>(x);
-    else warn_invalid("OMP_DEFAULT_DEVICE", v, "a non-negative integer");
-  }
-  g.icv.default_device = g.default_device;
+  env_int("OMP_MAX_TASK_PRIORITY", 0, 1u << 30, "a non-negative integer", &g.max_task_priority);
+  env_int("OMP_DEFAULT_DEVICE", 0, 1u << 30, "a non-negative integer", &g.icv.default_device);
   if (const char* v = std::getenv("OMP_TARGET_OFFLOAD")) {
-    std::string s;
-    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = lower(trim(v));
     if (s == "default") g.target_offload = target_offload_default;
     else if (s == "mandatory") g.target_offload = target_offload_mandatory;
     else if (s == "disabled") g.target_offload = target_offload_disabled;
@@ -254,11 +239,7 @@ static Global read_env() {
       }
     if (!ok) warn_invalid("OMP_ALLOCATOR", v, "the name of a predefined allocator, e.g. omp_default_mem_alloc");
   }
-  if (const char* v = std::getenv("OMP_DISPLAY_AFFINITY")) {
-    bool b;
-    if (parse_bool(trim(v), &b)) g.display_affinity = b;
-    else warn_invalid("OMP_DISPLAY_AFFINITY", v, "true or false");
-  }
+  env_bool("OMP_DISPLAY_AFFINITY", &g.display_affinity);
   // OMP_AFFINITY_FORMAT: taken as it is (a malformed one stops the program where it is used, as
   // libgomp's does)
   if (const char* v = std::getenv("OMP_AFFINITY_FORMAT")) g.affinity_format = v;
@@ -289,7 +270,7 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_NUM_TEAMS = '%u'\n", g.nteams);
   std::fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%u'\n", g.teams_thread_limit);
   std::fprintf(stderr, "  OMP_CANCELLATION = '%s'\n", g.cancel ? "TRUE" : "FALSE");
-  std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.default_device);
+  std::fprintf(stderr, "  OMP_DEFAULT_DEVICE = '%d'\n", g.icv.default_device);
   std::fprintf(stderr, "  OMP_MAX_TASK_PRIORITY = '%d'\n", g.max_task_priority);
   std::fprintf(stderr, "  OMP_DISPLAY_AFFINITY = '%s'\n", g.display_affinity ? "TRUE" : "FALSE");
   std::fprintf(stderr, "  OMP_AFFINITY_FORMAT = '%s'\n", g.affinity_format.c_str());
@@ -304,8 +285,7 @@ void display_env_once() {
   static const bool done = [] {
     const char* v = std::getenv("OMP_DISPLAY_ENV");
     if (v == nullptr) return true;
-    std::string s;
-    for (char c : trim(v)) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = lower(trim(v));
     if (s != "true" && s != "verbose") {
       if (s != "false") warn_invalid("OMP_DISPLAY_ENV", v, "true, verbose or false");
       return true;

@@ -82,7 +82,6 @@ struct Global {
   bool cancel = false;            // OMP_CANCELLATION
   bool wait_active = false;       // OMP_WAIT_POLICY=active: idle workers never sleep
   unsigned num_procs = 1;
-  int default_device = 0;
   int target_offload = 0;         // OMP_TARGET_OFFLOAD: target_offload_default / _mandatory / _disabled
   int max_task_priority = 0;
   std::uintptr_t def_allocator = 1;  // OMP_ALLOCATOR: a predefined allocator (1: omp_default_mem_alloc)

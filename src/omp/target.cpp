@@ -155,18 +155,10 @@ void defer(void (*fn)(void*), std::size_t mapnum, void** hostaddrs, const std::s
   void** addrs = reinterpret_cast<void**>(d + 1);
   auto* off = reinterpret_cast<std::size_t*>(addrs + mapnum);
   char* const copies = static_cast<char*>(raw) + fp_at;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < mapnum; ++i) {
-    addrs[i] = hostaddrs[i];
-    off[i] = SIZE_MAX;
-    if (is_firstprivate(kinds, i)) {
-      const std::size_t a = align_of(kinds, i);
-      at = (at + a - 1) & ~(a - 1);
-      std::memcpy(copies + at, hostaddrs[i], sizes[i]);
-      off[i] = at;
-      at += sizes[i];
-    }
-  }
+  std::memcpy(addrs, hostaddrs, mapnum * sizeof(void*));
+  copy_firstprivate(copies, mapnum, addrs, sizes, kinds);  // addrs[i] now points at its copy
+  for (std::size_t i = 0; i < mapnum; ++i)
+    off[i] = is_firstprivate(kinds, i) ? static_cast<std::size_t>(static_cast<char*>(addrs[i]) - copies) : SIZE_MAX;
   GOMP_task(&run_deferred, raw, nullptr, static_cast<long>(total), static_cast<long>(align), true,
             depend != nullptr ? task_depend : 0u, depend, 0, nullptr);
   std::free(raw);
@@ -244,7 +236,7 @@ void GOMP_target(int device, void (*fn)(void*), const void* /*unused*/, std::siz
 // calls it with first = true, then after each team's body until it returns false.
 bool GOMP_teams4(unsigned num_teams_low, unsigned /*num_teams_high*/, unsigned thread_limit, bool first) {
   if (first) {
-    if (thread_limit != 0) thread_state().icv.thread_limit = thread_limit > INT_MAX ? INT_MAX : thread_limit;
+    if (thread_limit != 0) thread_state().icv.thread_limit = thread_limit;  // omp_get_thread_limit clamps
     host_num_teams = num_teams_low == 0 ? 1 : static_cast<int>(num_teams_low > INT_MAX ? INT_MAX : num_teams_low);
     host_team_num = 0;
     return true;
@@ -256,7 +248,7 @@ bool GOMP_teams4(unsigned num_teams_low, unsigned /*num_teams_high*/, unsigned t
 
 // The OpenMP 4.0 teams inside a target region: one team; the thread limit holds in it.
 void GOMP_teams(unsigned /*num_teams*/, unsigned thread_limit) {
-  if (thread_limit != 0) thread_state().icv.thread_limit = thread_limit > INT_MAX ? INT_MAX : thread_limit;
+  if (thread_limit != 0) thread_state().icv.thread_limit = thread_limit;
 }
 
 // ---- data mapping: nothing to copy; dependences are waited for --------------------------------
