@@ -25,7 +25,27 @@
 // wait.cpp runnable_visible) under the same StoreLoad pairing as published work: the hand-in's
 // bump is a seq_cst RMW before notify_work's fence, the sleeper's announcement a seq_cst RMW
 // before its fence, so either the sleeper sees the completion or the hand-in sees the sleeper.
+//
+// The pool's lifetime. The completion is visible once done_mu is unlocked, but the hand-in still
+// has to wake a sleeper (notify_work reads and writes the pool) after that. In the gap a worker
+// may run the completion, the group's wait return, and the pool's owner destroy the pool: the
+// wake-up would then touch freed memory. A wake-up before the completion is visible would be lost
+// instead (the sleeper could check before the completion is there). So the hand-in pins the pool:
+// `handing` counts the threads inside hand_completion, and ~Pool waits for it to read zero before
+// it frees anything. Why ~Pool cannot miss a hand-in that is still running:
+//   H1 the hand-in's increment is sequenced before its unlock of done_mu;
+//   H2 the worker that runs the completion locks done_mu after that unlock (synchronizes-with), and
+//      everything the region's owner sees after the completion ran (the group's count given back
+//      with release, read with acquire by its wait) happens after that lock;
+//   H3 so ~Pool's acquire load of `handing` happens after the increment and reads it or a later
+//      value (coherence); it reads zero only after the matching decrement, whose release orders
+//      every access of notify_work before the load (and so before the free).
+// A hand-in to a pool whose owner does not wait for the completion is a misuse that no protocol
+// can save (the event outlived its region); the data-flow group and the OpenMP task waits both
+// wait for it.
 #include "hooks.hpp"
+
+#include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -86,16 +106,33 @@ bool run_external(Worker* w) noexcept {
 }
 
 void hand_completion(Pool* p, void (*fn)(void*), void* arg) {
-  {
+  // relaxed: ordered before the unlock below, which is what ~Pool's acquire load rests on (H1-H3
+  // at the top).
+  p->handing.fetch_add(1, std::memory_order_relaxed);
+  try {
     std::lock_guard<std::mutex> lk(p->done_mu);
     p->completions.emplace_back(fn, arg);
     // seq_cst: the hand-in's side of the StoreLoad pairing with sleepers (see the top); release
     // for run_external's acquire.
     p->ncompletions.fetch_add(1, std::memory_order_seq_cst);
+  } catch (...) {
+    // release: nothing of ours is visible; the pool may go.
+    p->handing.fetch_sub(1, std::memory_order_release);
+    throw;
   }
+  at_point(protocol_point::hand_in);
   notify_work(p, nullptr);
   // notify_work wakes an idle worker only when one is asleep; a worker spinning or yielding sees
   // the counter at its next look.
+  // release: every access above happens before ~Pool's acquire load that reads zero (H3); this is
+  // the hand-in's last access to *p.
+  p->handing.fetch_sub(1, std::memory_order_release);
+}
+
+void wait_hand_ins(Pool* p) noexcept {
+  // acquire: pairs with hand_completion's release decrement (H3 at the top). The wait is a few
+  // instructions of the other thread (a futex wake at most): yield, do not sleep.
+  while (p->handing.load(std::memory_order_acquire) != 0) sched_yield();
 }
 
 std::uint64_t sleep_limit_ns(const Pool* p) noexcept {

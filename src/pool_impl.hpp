@@ -97,6 +97,11 @@ class Pool {
   std::vector<std::pair<void (*)(void*), void*>> completions;  // under done_mu
   alignas(cache_line) std::atomic<std::uint32_t> npollers{0};
   std::atomic<std::uint32_t> ncompletions{0};
+  // Hand-ins in progress: threads inside hand_completion, which may still touch the pool after
+  // their completion became visible (and so after a worker ran it, the region ended and its owner
+  // went on to destroy the pool). ~Pool waits for zero before it frees anything (poll.cpp, "The
+  // pool's lifetime").
+  std::atomic<std::uint32_t> handing{0};
 
   // Task-record depot (src/task_alloc.cpp), one per size class: full batches that workers handed
   // back, and every slab ever carved (freed in ~Pool).
@@ -159,6 +164,8 @@ inline void poll_if_due(Worker* w) noexcept {
 }
 // Hands fn(arg) to a worker of p (called by a thread that is no worker of p); wakes one.
 void hand_completion(Pool* p, void (*fn)(void*), void* arg);
+// ~Pool: returns once no thread is inside hand_completion (poll.cpp, "The pool's lifetime").
+void wait_hand_ins(Pool* p) noexcept;
 // How long a sleeper of p may sleep before it must poll: 0 (no limit) without pollers.
 std::uint64_t sleep_limit_ns(const Pool* p) noexcept;
 

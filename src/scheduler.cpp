@@ -115,6 +115,8 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
 }
 
 Pool::~Pool() {
+  // A thread that handed in a completion may still be waking a sleeper of ours (poll.cpp).
+  wait_hand_ins(this);
   // release: pairs with the workers' acquire load; they exit once idle.
   shutdown.store(true, std::memory_order_release);
   wake_all(this);

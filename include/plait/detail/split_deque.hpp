@@ -169,6 +169,7 @@ enum class protocol_point : std::uint8_t {
   sleep_check,    // a would-be sleeper: after announcing itself, before it looks for work
   wait_pause,     // a waiter (join, group wait, idle worker) between two looks for work
   latch_woken,    // a latch waiter back from its sleep, its mark removed, before it looks again
+  hand_in,        // a thread handing a completion to a pool: after it is visible, before the wake-up
 };
 using protocol_hook = void (*)(protocol_point) noexcept;
 extern protocol_hook g_protocol_hook;  // null: off
