@@ -11,8 +11,12 @@
 //    later wait cannot be the one: the first wait ending after the record was still waiting when
 //    the child counted down, so it had the child counted (a latch's count only grows by adds
 //    made before the child exists, by run(), or by children added while it waits).
-//    The task's last `complete` counts: a child run at once by a full deque records one inside
-//    its parent, and the parent's own record comes after it.
+//    The task's last `complete` counts, and only a detached child's: work that runs at once
+//    inside a task without being a task of its own (a child of a full deque, a throttled group
+//    child, a loop's first record, which the loop's caller runs itself) records one inside that
+//    task. In a detached child its own record comes after it; a frame child (joined by its own
+//    join) and a root (joined by nobody) never record one of their own, so theirs are ignored —
+//    taking them made a spawned task that runs a loop the joiner of itself.
 //  * Join of a frame child (spawn/join, frame tasks): a wait keyed by the child's id (its join
 //    found it stolen); otherwise its parent ran it inline at the join, nested in the parent's
 //    slice, and it joins the parent where its slice ends.
@@ -41,6 +45,10 @@ struct Submit {
 
 Dag resolve_dag(const Trace& t) {
   Dag d;
+  // Plait's runtime records the DAG's events whenever it traces: its trace has a DAG even when
+  // the program made no task beyond its root (one task, no edges). Another runtime's (the OMPT
+  // tool's) has one only if DAG events show up.
+  d.recorded = t.runtime == "plait";
   const std::size_t nw = t.workers.size();
   d.waits.resize(nw);
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> complete;  // task -> (key, t)
@@ -137,11 +145,13 @@ Dag resolve_dag(const Trace& t) {
   for (auto& [id, c] : d.tasks) {
     const std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>>* ws = nullptr;
     std::uint64_t after = 0;
-    if (auto ci = complete.find(id); ci != complete.end()) {
+    const auto j = joinable.find(id);
+    const bool detached = j != joinable.end() && j->second == 0;
+    if (auto ci = complete.find(id); detached && ci != complete.end()) {
       auto wk = waits_by_key.find(ci->second.first);
       if (wk != waits_by_key.end()) ws = &wk->second;
       after = ci->second.second;
-    } else if (auto j = joinable.find(id); j != joinable.end() && j->second == 1) {
+    } else if (j != joinable.end() && j->second == 1) {
       auto wk = waits_by_key.find(id | id_key_bit);
       if (wk != waits_by_key.end()) {
         ws = &wk->second;

@@ -29,7 +29,7 @@ struct DagWait {
 };
 
 struct Dag {
-  bool recorded = false;  // the trace has DAG events at all
+  bool recorded = false;  // the trace has a DAG: a Plait trace, or one with DAG events
   std::unordered_map<std::uint64_t, DagTask> tasks;  // every task that has a task_begin
   std::vector<std::vector<DagWait>> waits;           // per worker, in end order
 };

@@ -18,6 +18,10 @@
 // program or one regression test (defaults: 60 s and 30 s).
 #include "test_util.hpp"
 
+#include "dag.hpp"
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -925,6 +929,69 @@ std::string mix_name(const ::testing::TestParamInfo<MixParam>& info) {
 INSTANTIATE_TEST_SUITE_P(Runtime, MixPrograms,
                          ::testing::Combine(::testing::Values(1u, 2u, 3u, 8u, 16u), ::testing::Range(0, 4)),
                          mix_name);
+
+// ---- Traces of random programs: every DAG passes plait-dag's check ------------------------------
+// A sample of the same programs on a tracing pool: the trace's task DAG (src/trace_dag.cpp) must
+// pass the check (every task once, spawns and joins inside their makers' slices, a child between
+// its spawn and its join, no cycle, no task that joins itself). Exceptions and cancellation are in
+// the sample too: a skipped task is simply absent. PLAIT_MIX_TRACED=N traces N programs per
+// parameter instead (soak runs).
+#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
+constexpr int traced_programs = 15;
+#else
+constexpr int traced_programs = 60;
+#endif
+
+class MixTraces : public ::testing::TestWithParam<MixParam> {
+ protected:
+  unsigned workers() const { return std::get<0>(GetParam()); }
+  const Policy& policy() const { return policies[std::get<1>(GetParam())]; }
+};
+
+TEST_P(MixTraces, EveryTraceOfARandomProgramPassesTheCheck) {
+  const std::string dir = ::testing::TempDir();
+  const char* env = std::getenv("PLAIT_MIX_TRACED");  // soak runs: programs per parameter
+  const int programs = env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : traced_programs;
+  for (int s = 0; s < programs; ++s) {
+    // Other programs than the untraced test's first ones, spread over the seeds.
+    const int prog = 7 * s + 3;
+    Totals want;
+    std::uint64_t want_value = 0;
+    const Program p = make_program(prog, want, want_value);
+    const std::string path = dir + "plait_mix_trace_" + std::to_string(getpid()) + "_" + std::to_string(s) + ".json";
+    auto where = [&] {
+      std::ostringstream o;
+      o << "program " << prog << " (seed 0x" << std::hex << p.seed << std::dec << ", " << want.nodes
+        << " tasks; " << describe_kinds(want) << ") with workers=" << workers() << " steal=" << policy().name;
+      return o.str();
+    };
+    std::uint64_t got = 0;
+    MixRun run{p};
+    {
+      Watchdog::Guard guard(Watchdog::limit(60), [&] { return where() + " (traced)"; });
+      plait::pool_options o{.num_workers = workers(), .steal = policy().steal, .steal_chunk = policy().chunk};
+      o.trace_path = path;
+      plait::pool pl(o);
+      const auto poller = pl.add_poller([&run] { run.poll(); });
+      got = pl.run([&] { return run_node(run, 1, 0, nullptr); });
+      pl.remove_poller(poller);
+    }  // the trace is written here
+    ASSERT_EQ(run.errors.load(), 0) << where() << ": " << run.first_error;
+    ASSERT_EQ(got, want_value) << where() << ": wrong result";
+    try {
+      const plait::dag::graph g = plait::dag::load(path);
+      plait::dag::check(g);
+      EXPECT_GE(g.tasks.size(), 1u) << where();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << where() << ": the trace (kept at " << path << ") fails the check: " << e.what();
+      return;
+    }
+    std::remove(path.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, MixTraces,
+                         ::testing::Combine(::testing::Values(1u, 2u, 8u), ::testing::Range(0, 4)), mix_name);
 
 // ---- Regressions: one pattern each, at 1, 2 and 4 workers --------------------------------------
 

@@ -188,6 +188,33 @@ TEST_P(Structure, EveryConstructJoins) {
   EXPECT_LE(ws.span, ws.work + 1);
 }
 
+// A spawned task that runs a loop of each partitioner and is then joined. The loop's first record
+// runs inline in the spawned task and counts the loop's latch down there: that is no task of its
+// own, and the spawned task must not become the joiner of itself (it is joined by its parent).
+TEST_P(Structure, SpawnedLoopsJoinWithEveryPartitioner) {
+  for (const char* spec : {"static", "dynamic:4", "guided:2", "grainsize:10", "num_tasks:8", "recursive:10", "adaptive"}) {
+    const plait::partitioner part = plait::parse_partitioner(spec);
+    std::atomic<long> sum{0};
+    graph g = traced(GetParam(), [&] {
+      auto h = plait::spawn([&] { plait::parallel_for(0, 200, [&](std::int64_t i) { sum += i; }, part); });
+      plait::parallel_for(0, 100, [&](std::int64_t i) { sum += i; }, part);
+      h.join();
+      plait::task_group tg;
+      tg.run([&] {
+        auto h2 = plait::spawn([&] { plait::parallel_for(0, 50, [&](std::int64_t i) { sum += i; }, part); });
+        h2.join();
+      });
+      tg.wait();
+    });
+    EXPECT_EQ(sum.load(), 199 * 200 / 2 + 99 * 100 / 2 + 49 * 50 / 2) << spec;
+    EXPECT_EQ(g.unjoined, 0u) << spec;
+    for (const task& t : g.tasks)
+      if (t.joiner >= 0) {
+        EXPECT_NE(&g.tasks[static_cast<std::size_t>(t.joiner)], &t) << spec << ": a task joins itself";
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, Known, ::testing::Values(1u, 2u));
 INSTANTIATE_TEST_SUITE_P(Workers, Structure, ::testing::Values(1u, 2u, 8u, 16u));
 
