@@ -120,6 +120,11 @@ def test_bad_names_are_named(write_study, change, expect):
     (("seed = 11", "seed = 11\ntimeout_s = 1e300"), "study.timeout_s: 1e+300 is out of range; accepted: seconds, a "
                                                     "number > 0 and <= 604800"),
     (("seed = 11", "seed = 11\nstack = 1152921504606846976"), "study.stack: 1152921504606846976 is not a stack size"),
+    (("seed = 11", "seed = 11\nomp_stacksize = '17179869184G'"), "study.omp_stacksize: '17179869184G' is not a stack "
+                                                                  "size; accepted: a string of a number with an "
+                                                                  "optional B, K, M or G suffix (default K), at most 64G"),
+    (("seed = 11", "seed = 11\nomp_stacksize = '12Q'"), "study.omp_stacksize: '12Q' is not a stack size"),
+    (("seed = 11", "seed = 11\nomp_stacksize = 100"), "study.omp_stacksize: 100 is not a stack size"),
     (('threads = [2]', 'threads = [2]\ntimeout_s = 0'), "benchmark[2] (fib).timeout_s: 0 is out of range"),
     (('threads = "1..2"', 'threads = "1..100000"'), "benchmark[1] (uts).threads: '1..100000' asks for 100000 threads; "
                                                      "accepted: 1..4096"),

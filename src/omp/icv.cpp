@@ -67,13 +67,14 @@ static void env_bool(const char* name, bool* out) {
   if (v != nullptr && !parse_bool(trim(v), out)) warn_invalid(name, v, "true or false");
 }
 
-// OMP_STACKSIZE: a size with an optional B/K/M/G suffix (default unit K).
+// OMP_STACKSIZE: a size with an optional B/K/M/G suffix (default unit K), at most
+// max_stacksize bytes (the pool's limit, as PLAIT_STACK_SIZE's). A number that would not fit once
+// multiplied by its unit is invalid (libgomp rejects it too); it must not wrap into a small stack.
+static constexpr unsigned long long max_stacksize = 64ull << 30;
 static bool parse_stacksize(const std::string& s, std::size_t* out) {
   std::size_t i = 0;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   if (i == 0) return false;
-  unsigned long long x = 0;
-  if (!parse_ulong(s.substr(0, i), 1, 1ull << 40, &x)) return false;
   std::string suf = trim(s.substr(i).c_str());
   unsigned long long mul = 1024;
   if (suf.empty() || suf == "k" || suf == "K") mul = 1024;
@@ -81,6 +82,9 @@ static bool parse_stacksize(const std::string& s, std::size_t* out) {
   else if (suf == "m" || suf == "M") mul = 1024ull * 1024;
   else if (suf == "g" || suf == "G") mul = 1024ull * 1024 * 1024;
   else return false;
+  unsigned long long x = 0;
+  // parse_ulong refuses a digit string past 2^64 (ERANGE); the bound keeps x * mul exact.
+  if (!parse_ulong(s.substr(0, i), 0, max_stacksize / mul, &x)) return false;
   *out = static_cast<std::size_t>(x * mul);
   return true;
 }
@@ -187,7 +191,7 @@ static Global read_env() {
   if (const char* v = std::getenv("OMP_STACKSIZE")) {
     std::size_t z;
     if (parse_stacksize(trim(v), &z)) g.stacksize = z < (64u << 10) ? (64u << 10) : z;
-    else warn_invalid("OMP_STACKSIZE", v, "a size with an optional B, K, M or G suffix (default K)");
+    else warn_invalid("OMP_STACKSIZE", v, "a size up to 64G with an optional B, K, M or G suffix (default K)");
   }
   if (const char* v = std::getenv("OMP_WAIT_POLICY")) {
     const std::string s = lower(trim(v));

@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import random
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,20 @@ INT_SETTINGS = {"rounds": (1, 1000, 3), "warmup": (0, 1000, 1), "seed": (0, 2**6
                 "binary_warmup": (0, MAX_BINARY_WARMUP, 0)}
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week; longer waits overflow the timers a run is killed by
 MAX_STACK_KIB = 2**40  # RLIMIT_STACK is set in bytes, a 64-bit number
+MAX_OMP_STACKSIZE = 64 << 30  # the largest OMP_STACKSIZE libplait-omp accepts (its pools' limit)
+_OMP_UNITS = {"": 1024, "b": 1, "k": 1024, "m": 1 << 20, "g": 1 << 30}
+
+
+def _omp_stacksize_bytes(v) -> int | None:
+    """OMP_STACKSIZE's value in bytes (digits, optional B/K/M/G, default K), None when it is not one or
+    is above MAX_OMP_STACKSIZE: a runtime that multiplied a huge number by its unit could wrap it."""
+    if not isinstance(v, str):
+        return None
+    m = re.fullmatch(r"\s*([0-9]+)\s*([bBkKmMgG]?)\s*", v)
+    if m is None:
+        return None
+    n = int(m.group(1)) * _OMP_UNITS[m.group(2).lower()]
+    return n if n <= MAX_OMP_STACKSIZE else None
 
 
 @dataclass
@@ -396,7 +411,11 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         problems.append(f"study.stack: {stack!r} is not a stack size; accepted: 'unlimited', 'inherit' or KiB as an "
                         f"integer in 1..{MAX_STACK_KIB}")
     settings.stack = str(stack)
-    settings.omp_stacksize = str(st.get("omp_stacksize", "100M"))
+    omp_stack = st.get("omp_stacksize", "100M")
+    if _omp_stacksize_bytes(omp_stack) is None:
+        problems.append(f"study.omp_stacksize: {omp_stack!r} is not a stack size; accepted: a string of a number "
+                        f"with an optional B, K, M or G suffix (default K), at most 64G")
+    settings.omp_stacksize = str(omp_stack)
 
     env_tbl = data.get("env", {})
     env: dict[str, str] = {}
