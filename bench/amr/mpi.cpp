@@ -580,7 +580,7 @@ int main(int argc, char** argv) {
   const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_MULTIPLE);
   if (!mpi.ok) return 3;
   const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
-  const int rc = plait_bench::main_guard("amr", argc, argv, [&](plait_bench::Cli& cli) {
+  return plait_bench::mpi_main_guard(mpi, "amr", argc, argv, [&](plait_bench::Cli& cli, plait_bench::MpiAgreement& agree) {
     amr::Options o;
     long long window = 1;
     amr::add_options(cli, o, argc, argv);
@@ -615,6 +615,7 @@ int main(int argc, char** argv) {
     plait::pool pool(plait::pool_options{.num_workers = static_cast<unsigned>(cli.threads)});
     std::unique_ptr<plait::mpi::progress> mp;
     if (var == amr::Variant::task2) mp = std::make_unique<plait::mpi::progress>(pool);
+    agree.point();  // every rank set up, with the same arguments, before the first message
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     DistSim sim(o, rank, size, comm);
@@ -641,6 +642,4 @@ int main(int argc, char** argv) {
     });
     MPI_Comm_free(&comm);
   });
-  MPI_Finalize();
-  return rc;
 }

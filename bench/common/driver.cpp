@@ -208,7 +208,8 @@ void Cli::parse() {
     std::string a = argv_[i];
     if (a == "--help" || a == "-h") {
       usage();
-      std::exit(0);
+      std::fflush(stdout);
+      throw help_shown();  // exit 0 through the guard: an MPI rank still finalizes
     }
     std::string val;
     bool has_val = false;
@@ -334,29 +335,42 @@ static void configure_malloc() {
     throw std::runtime_error("mallopt failed to set the malloc thresholds");
 }
 
-int main_guard_rt(const std::string& kernel, const std::string& runtime, int argc, char** argv,
-                  const std::function<void(Cli&)>& body) {
-  std::string who = kernel + "-" + runtime;
+int run_guarded(const std::string& kernel, const std::string& runtime, int argc, char** argv,
+                const std::function<void(Cli&)>& body, std::string* message) {
+  message->clear();
   try {
     configure_malloc();
     Cli cli(kernel, runtime, argc, argv);
     body(cli);
     return 0;
+  } catch (const help_shown&) {
+    return 0;
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
+    *message = printable(e.what());
     return 2;
   } catch (const verify_error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
+    *message = printable(e.what());
     return 1;
   } catch (const std::invalid_argument& e) {
     // A runtime refusing its settings: Plait's pool_options::from_env for a malformed PLAIT_*
     // variable (src/env.cpp), or an option out of range, throws std::invalid_argument with one line.
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
+    *message = printable(e.what());
     return 2;
+  } catch (const exit_status& e) {
+    *message = printable(e.what());
+    return e.status;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", who.c_str(), printable(e.what()).c_str());
+    *message = printable(e.what());
     return 3;
   }
+}
+
+int main_guard_rt(const std::string& kernel, const std::string& runtime, int argc, char** argv,
+                  const std::function<void(Cli&)>& body) {
+  std::string message;
+  const int rc = run_guarded(kernel, runtime, argc, argv, body, &message);
+  if (rc != 0) std::fprintf(stderr, "%s-%s: error: %s\n", kernel.c_str(), runtime.c_str(), message.c_str());
+  return rc;
 }
 
 void ensure_stack(int argc, char** argv, std::size_t main_stack_bytes, const char* omp_stacksize) {

@@ -121,6 +121,17 @@ class Runner {
 // as Plait's pool for a malformed PLAIT_* environment variable.
 int main_guard_rt(const std::string& kernel, const std::string& runtime, int argc, char** argv,
                   const std::function<void(Cli&)>& body);
+// As main_guard_rt, but the error is returned in *message (the bare reason, one line) instead of
+// printed: the MPI programs decide which rank prints it (common/mpi_start.hpp).
+int run_guarded(const std::string& kernel, const std::string& runtime, int argc, char** argv,
+                const std::function<void(Cli&)>& body, std::string* message);
+// Thrown by Cli::parse after it printed --help: the guard exits 0.
+struct help_shown {};
+// An error that carries its own exit status (an MPI rank reporting another rank's failure).
+struct exit_status : std::runtime_error {
+  exit_status(int s, const std::string& what) : std::runtime_error(what), status(s) {}
+  int status;
+};
 
 // The runtime's name comes from the executable's own compile definitions (bench/CMakeLists.txt).
 #ifndef PLAIT_BENCH_RUNTIME

@@ -429,7 +429,7 @@ int main(int argc, char** argv) {
   const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_SERIALIZED);
   if (!mpi.ok) return 3;
   const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
-  const int rc = plait_bench::main_guard("uts", argc, argv, [&](plait_bench::Cli& cli) {
+  return plait_bench::mpi_main_guard(mpi, "uts", argc, argv, [&](plait_bench::Cli& cli, plait_bench::MpiAgreement& agree) {
     long long chunk = 20, poll = 16, delay = 0, poll_us = 100;
     bool hybrid = false;
     cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack)");
@@ -453,6 +453,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<plait::pool> rank_pool;
     if (hybrid) rank_pool = std::make_unique<plait::pool>(plait::pool_options{.num_workers = static_cast<unsigned>(cli.threads)});
     const uts::Tree tree(cfg.params);
+    agree.point();  // every rank set up, with the same arguments, before the first message
     plait_bench::Runner run(cli);
     run.repeat([&](plait_bench::Record& rec) {
       MPI_Comm comm;
@@ -495,8 +496,4 @@ int main(int argc, char** argv) {
       rec.stat("local_chunks", static_cast<double>(local_sum));
     });
   });
-  // Every rank has the same status (same input, same global counts); finalize only when the
-  // ranks got this far together (a usage error is found before any message is sent).
-  MPI_Finalize();
-  return rc;
 }
