@@ -107,6 +107,93 @@ TEST_P(Frame, ArgumentsResultsAndVoid) {
   EXPECT_EQ(void_hits.load(), want);
 }
 
+// Arguments of exactly 24 bytes in every shape (the payload's size; frame.hpp's rule), and a
+// 24-byte result. Each shape's task recurses, spawning one child and running the other; the
+// parallel run (thieves read the arguments from the slot and write the result into it) must give
+// what the serial one gives (the same recursion without spawns).
+struct Big {
+  std::uint64_t a, b, c;
+};
+Big leaf(std::uint64_t x, std::uint64_t y) { return {x * 0x9E3779B97F4A7C15ULL ^ y, y + 1, 1}; }
+Big combine(const Big& l, const Big& r) { return {l.a * 31 + r.a, l.b ^ (r.b << 1), l.c + r.c}; }
+
+#define PLAIT_WITH_F_(...) (f, __VA_ARGS__)
+#define PLAIT_SHAPE_(name, params, depth, next_a, next_b, leaf_x, leaf_y)                 \
+  template <bool Par>                                                                 \
+  Big name params noexcept {                                                          \
+    if ((depth) <= 0) return leaf(static_cast<std::uint64_t>(leaf_x), static_cast<std::uint64_t>(leaf_y)); \
+    if constexpr (Par) {                                                              \
+      auto t = f.spawn<name<true>> next_a;                                            \
+      Big r = name<true> next_b;                                                      \
+      return combine(f.sync(t), r);                                                   \
+    } else {                                                                          \
+      Big l = name<false> PLAIT_WITH_F_ next_a;                                       \
+      return combine(l, name<false> next_b);                                          \
+    }                                                                                 \
+  }
+PLAIT_SHAPE_(s_longs, (plait::frame f, long d, long x, long y), d, (d - 1, x + 1, y * 3), (f, d - 1, x + 2, y), x, y)
+PLAIT_SHAPE_(s_ints, (plait::frame f, int d, int a, int b, int c, int e, int g), d, (d - 1, a + 1, b, c * 2, e, g - 1),
+             (f, d - 1, a, b + 3, c, e ^ 5, g), a + b + c, e * 7 + g)
+PLAIT_SHAPE_(s_char_longs, (plait::frame f, char d, long x, long y), d, (static_cast<char>(d - 1), x + 5, y),
+             (f, static_cast<char>(d - 1), x, y - 9), x, y)
+PLAIT_SHAPE_(s_mixed, (plait::frame f, short d, short a, int b, long x, long y), d,
+             (static_cast<short>(d - 1), static_cast<short>(a + 1), b * 3, x, y + 1),
+             (f, static_cast<short>(d - 1), a, b, x - 4, y), a + b + x, y)
+PLAIT_SHAPE_(s_floats, (plait::frame f, double x, float y, int d, short a, short b, int c), d,
+             (x * 1.5, y + 1.0f, d - 1, a, static_cast<short>(b + 2), c), (f, x + 1.0, y, d - 1, static_cast<short>(a + 1), b, c + 3),
+             static_cast<long>(x * 8) + a, static_cast<long>(y * 4) + b + c)
+using bytes24 = std::array<unsigned char, 24>;
+bytes24 bump(bytes24 v, int k) {
+  --v[0];
+  for (std::size_t i = 1; i < v.size(); ++i) v[i] = static_cast<unsigned char>(v[i] + k * static_cast<int>(i));
+  return v;
+}
+std::uint64_t sum_bytes(const bytes24& v) {
+  std::uint64_t s = 0;
+  for (unsigned char c : v) s = s * 131 + c;
+  return s;
+}
+PLAIT_SHAPE_(s_bytes, (plait::frame f, bytes24 v), v[0], (bump(v, 1)), (f, bump(v, 2)), sum_bytes(v), v[23])
+#undef PLAIT_SHAPE_
+#undef PLAIT_WITH_F_
+
+static_assert(sizeof(plait::detail::frame_args<long, long, long>) == 24);
+static_assert(sizeof(plait::detail::frame_args<int, int, int, int, int, int>) == 24);
+static_assert(sizeof(plait::detail::frame_args<char, long, long>) == 24);
+static_assert(sizeof(plait::detail::frame_args<short, short, int, long, long>) == 24);
+static_assert(sizeof(plait::detail::frame_args<double, float, int, short, short, int>) == 24);
+static_assert(sizeof(plait::detail::frame_args<bytes24>) == 24);
+static_assert(sizeof(plait::detail::frame_args<long>) == 8 && sizeof(plait::detail::frame_args<char>) == 1);
+// One byte more does not fit (the static_assert in frame_task refuses it at compile time).
+static_assert(sizeof(plait::detail::frame_args<long, long, long, char>) > plait::detail::payload_size);
+
+template <auto Par, auto Ser, class... A>
+void same_in_parallel(plait::pool& p, const char* shape, A... a) {
+  const Big want = p.run([=] { return plait::frame::call<Ser>(a...); });
+  for (int rep = 0; rep < 3; ++rep) {
+    const Big got = p.run([=] { return plait::frame::call<Par>(a...); });
+    EXPECT_EQ(got.a, want.a) << shape;
+    EXPECT_EQ(got.b, want.b) << shape;
+    EXPECT_EQ(got.c, want.c) << shape;
+  }
+}
+
+TEST_P(Frame, TwentyFourByteArgumentsInEveryShape) {
+  same_in_parallel<s_longs<true>, s_longs<false>>(pool(), "3 x long", 12L, 1L, 2L);
+  same_in_parallel<s_ints<true>, s_ints<false>>(pool(), "6 x int", 12, 1, 2, 3, 4, 5);
+  same_in_parallel<s_char_longs<true>, s_char_longs<false>>(pool(), "char, 2 x long", static_cast<char>(12), 7L, 9L);
+  same_in_parallel<s_mixed<true>, s_mixed<false>>(pool(), "2 x short, int, 2 x long", static_cast<short>(12),
+                                                  static_cast<short>(1), 2, 3L, 4L);
+  same_in_parallel<s_floats<true>, s_floats<false>>(pool(), "double, float, int, 2 x short, int", 0.5, 0.25f, 12,
+                                                    static_cast<short>(1), static_cast<short>(2), 3);
+  bytes24 v{};
+  v[0] = 12;
+  for (std::size_t i = 1; i < v.size(); ++i) v[i] = static_cast<unsigned char>(i * 11);
+  same_in_parallel<s_bytes<true>, s_bytes<false>>(pool(), "24 bytes", v);
+  const Big leaves = pool().run([] { return plait::frame::call<s_longs<true>>(12L, 1L, 2L); });
+  EXPECT_EQ(leaves.c, 4096u);  // every leaf once
+}
+
 TEST_P(Frame, CallFromAThreadThatIsNoWorkerUsesTheDefaultPool) {
   EXPECT_EQ(plait::frame::call<fib>(15LL), fib_serial(15));
 }

@@ -56,11 +56,14 @@
 #include <plait/pool.hpp>
 #include <plait/spawn.hpp>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -73,27 +76,68 @@ class frame_task;
 namespace detail {
 
 // A frame task's arguments: a tuple that is trivially copyable when its elements are (std::tuple
-// is not), so that it can be copied into a slot's payload and read back by a thief.
+// is not), so that it can be copied into a slot's payload and read back by a thief. Its layout is
+// that of a struct with the same members in the same order (each at the next offset its alignment
+// allows; the size rounded up to the largest alignment), so "fits in 24 bytes" means what it says
+// for every shape. A nested first/rest tuple does not: an empty tail took a padded word (three
+// longs needed 32 bytes), and each nested rest is aligned as its widest element (short, short,
+// int, long, long needed 32). So two or more elements live in bytes at computed offsets; the
+// elements are trivially copyable (frame_task requires it), which makes them implicit-lifetime
+// types: copying the bytes copies the objects.
 template <class... T>
-struct frame_args {
+struct frame_layout {
+  static constexpr std::size_t align = std::max({alignof(T)...});
+  static constexpr std::array<std::size_t, sizeof...(T)> offsets = [] {
+    std::array<std::size_t, sizeof...(T)> o{};
+    std::size_t at = 0, i = 0;
+    ((at = (at + alignof(T) - 1) / alignof(T) * alignof(T), o[i++] = at, at += sizeof(T)), ...);
+    return o;
+  }();
+  static constexpr std::size_t size = [] {
+    std::size_t at = 0;
+    ((at = (at + alignof(T) - 1) / alignof(T) * alignof(T) + sizeof(T)), ...);
+    return (at + align - 1) / align * align;
+  }();
+};
+
+template <class... T>
+struct frame_args {  // two or more elements
+  using layout = frame_layout<T...>;
+  alignas(layout::align) unsigned char bytes[layout::size];
+
+  frame_args() = default;
+  template <class... A>
+  PLAIT_INLINE explicit frame_args(std::in_place_t, A&&... a) {
+    construct(std::index_sequence_for<T...>{}, std::forward<A>(a)...);
+  }
+  template <std::size_t I>
+  PLAIT_INLINE auto& get() noexcept {
+    using E = std::tuple_element_t<I, std::tuple<T...>>;
+    return *std::launder(reinterpret_cast<E*>(bytes + layout::offsets[I]));
+  }
+
+ private:
+  template <std::size_t... I, class... A>
+  PLAIT_INLINE void construct(std::index_sequence<I...>, A&&... a) {
+    (::new (static_cast<void*>(bytes + layout::offsets[I])) T(std::forward<A>(a)), ...);
+  }
+};
+template <>
+struct frame_args<> {
   frame_args() = default;
   PLAIT_INLINE explicit frame_args(std::in_place_t) noexcept {}
 };
-template <class T0, class... T>
-struct frame_args<T0, T...> {
+template <class T0>
+struct frame_args<T0> {  // one element: a plain member (fib's spawn keeps it in a register)
   T0 first;
-  frame_args<T...> rest;
 
   frame_args() = default;
-  template <class A0, class... A>
-  PLAIT_INLINE frame_args(std::in_place_t, A0&& a0, A&&... a)
-      : first(std::forward<A0>(a0)), rest(std::in_place, std::forward<A>(a)...) {}
+  template <class A0>
+  PLAIT_INLINE frame_args(std::in_place_t, A0&& a0) : first(std::forward<A0>(a0)) {}
   template <std::size_t I>
   PLAIT_INLINE auto& get() noexcept {
-    if constexpr (I == 0)
-      return first;
-    else
-      return rest.template get<I - 1>();
+    static_assert(I == 0);
+    return first;
   }
 };
 
