@@ -49,6 +49,15 @@ void frame_sync_violation(Worker* w, std::uint64_t head, std::uint64_t top) {
   std::abort();
 }
 
+void frame_escaped(Worker* w, std::uint32_t h0) {
+  std::fprintf(stderr,
+               "plait: worker %u: a task_group child (or loop body, or data-flow task) joined a spawn_handle of the "
+               "task that created it (slot %u, below its own); a handle must be joined by the task that spawned "
+               "it\n",
+               w->index, h0 - 1);
+  std::abort();
+}
+
 void frame_misuse(const char* what) {
   std::fprintf(stderr,
                "plait: %s called inside a frame function (plait/frame.hpp), where the deque's head is in the "

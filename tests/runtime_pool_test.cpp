@@ -179,4 +179,101 @@ TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
       "join order violated");
 }
 
+// A join by a task other than the spawner. Run on the spawner's worker right above the handle
+// (popped by the group's wait, run at once by the throttle, or a loop record), the joining task's
+// head equals the handle's top: only the end of that task shows it (detail::check_frame, on with
+// PLAIT_CHECK_JOINS: debug builds). On another worker, or below, the join's own check catches it
+// in every build (JoinByAStolenGroupChildAborts).
+#if PLAIT_CHECK_JOINS
+TEST(PoolDeathTest, JoinByAGroupChildRunInPlaceAborts) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 1});
+        p.run([] {
+          auto h = plait::spawn([] { return 1; });
+          plait::task_group g;
+          g.run([&] { (void)h.join(); });  // wrong: the group child did not spawn h
+          g.wait();
+        });
+      },
+      "joined a spawn_handle of the task that created it");
+}
+
+TEST(PoolDeathTest, JoinByAThrottledGroupChildAborts) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 1, .group_throttle = 1});
+        p.run([] {
+          auto h0 = plait::spawn([] { return 0; });
+          auto h = plait::spawn([] { return 1; });
+          plait::task_group g;
+          g.run([] {});
+          g.run([&] { (void)h.join(); });  // over the throttle: runs at once, right above h
+          g.wait();
+          (void)h0.join();
+        });
+      },
+      "joined a spawn_handle of the task that created it");
+}
+
+TEST(PoolDeathTest, JoinByALoopBodyAborts) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 1});
+        p.run([] {
+          auto h = plait::spawn([] { return 1; });
+          plait::parallel_for(0, 1, [&](std::int64_t) { (void)h.join(); }, plait::static_partition());
+        });
+      },
+      "joined a spawn_handle of the task that created it");
+}
+
+TEST(PoolDeathTest, JoinByAGroupChildThatRefillsTheSlotAborts) {
+  // After the wrong join the child adds a child of its own, which lands in the handle's slot and
+  // leaves the head where it started: the slot's content shows it.
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 1});
+        p.run([] {
+          auto h = plait::spawn([] { return 1; });
+          plait::task_group g, g2;
+          g.run([&] {
+            (void)h.join();
+            g2.run([] {});
+          });
+          g.wait();
+          g2.wait();
+        });
+      },
+      "joined a spawn_handle of the task that created it");
+}
+#endif
+
+// The group child runs on the other worker (added before the handle, it is the oldest slot: the
+// idle worker steals it): the join's own compare refuses it, in every build.
+TEST(PoolDeathTest, JoinByAStolenGroupChildAborts) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 2});
+        p.run([] {
+          auto body = [] { return 1; };
+          std::atomic<plait::spawn_handle<decltype(body)>*> hp{nullptr};
+          plait::task_group g;
+          g.run([&] {
+            plait::spawn_handle<decltype(body)>* h = nullptr;
+            while ((h = hp.load()) == nullptr) {
+            }
+            (void)h->join();
+          });
+          auto h = plait::spawn(body);
+          hp.store(&h);
+          for (;;) {  // spawns publish for the idle worker's request; the thief's join aborts the process
+            auto x = plait::spawn([] {});
+            x.join();
+          }
+        });
+      },
+      "not among the unjoined spawns");
+}
+
 }  // namespace

@@ -219,8 +219,9 @@ struct indexed_loop {
   };
   std::vector<cell> acc;
 
-  void run_record(loop_rec<T, Fold>* r) noexcept {
+  void run_record(loop_rec<T, Fold>* r, Worker* w) noexcept {
     T a = identity;
+    const frame_guard fg = guard_frame(w);  // a body joining a handle of the loop's caller
     try {
       switch (kind) {
         case partitioner::kind::dynamic:
@@ -255,13 +256,14 @@ struct indexed_loop {
     } catch (...) {
       err.record(std::current_exception());
     }
+    check_frame(w, fg);
     acc[r->idx].v = std::move(a);
   }
 
   static void exec(void* p, Worker* w) noexcept {
     auto* r = static_cast<loop_rec<T, Fold>*>(p);
     indexed_loop* self = r->loop;
-    self->run_record(r);
+    self->run_record(r, w);
     // acq_rel (inside defer_done): release publishes acc[idx] and any recorded error to the
     // waiter's acquire of 0; that RMW is the record's last access to the loop (the waiter may
     // return right after). Records run back to back on one worker share one RMW.

@@ -41,7 +41,8 @@ PLAIT_COLD void wait_stolen(Worker* w, OnceLatch* done) noexcept;
 // A join found something other than its own slot on top of the deque: runs the task_group
 // children above it (detached slots) until its slot is the newest. Aborts with a message when a
 // newer spawn handle is still unjoined (joins are LIFO) or the handle's slot is not in the calling
-// task's frame (joined by a task other than the spawning one).
+// task's frame (joined by a task other than the spawning one; the in-place form of that is
+// caught by detail::check_frame, worker.hpp).
 PLAIT_COLD void uncover(Worker* w, const void* handle) noexcept;
 
 inline constexpr std::uint8_t outcome_pending = 0, outcome_value = 1, outcome_error = 2;

@@ -119,11 +119,13 @@ class task_group {
       auto* c = static_cast<child*>(p);
       task_group* g = c->g;
       if (!g->canceled_.load(std::memory_order_relaxed)) {
+        const detail::frame_guard fg = detail::guard_frame(w);  // a join of its creator's handle
         try {
           c->fn();
         } catch (...) {
           g->record_error(std::current_exception());
         }
+        detail::check_frame(w, fg);
       }
       c->~child();
       detail::task_free<child>(w, c);
@@ -148,11 +150,13 @@ class task_group {
     // relaxed: a hint, as on the push path.
     if (w->dq.req.load(std::memory_order_relaxed) != 0) detail::serve_request(w);
     if (canceled_.load(std::memory_order_relaxed)) return;
+    const detail::frame_guard fg = detail::guard_frame(w);
     try {
       f();
     } catch (...) {
       record_error(std::current_exception());
     }
+    detail::check_frame(w, fg);
   }
 
   detail::CountLatch pending_;  // children added and not finished
