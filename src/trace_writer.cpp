@@ -531,6 +531,14 @@ bool check_trace_path(const std::string& path, std::string* err) {
   if (::stat(dir.c_str(), &st) != 0) return fail(err, "directory '" + dir + "': " + sys_error(errno));
   if (!S_ISDIR(st.st_mode)) return fail(err, "'" + dir + "' is not a directory");
   if (::access(dir.c_str(), W_OK) != 0) return fail(err, "directory '" + dir + "' is not writable: " + sys_error(errno));
+  // access() answers from the permission bits (root passes everywhere): /proc, a read-only mount or
+  // a full file system refuses only the file itself. So make one, as the writer will, and remove it.
+  static std::atomic<unsigned> probe_seq{0};
+  const std::string probe = path + ".probe." + std::to_string(::getpid()) + "." + std::to_string(probe_seq.fetch_add(1));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return fail(err, "cannot create a file in '" + dir + "': " + sys_error(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
   return true;
 }
 

@@ -241,6 +241,23 @@ TEST(TraceApi, UnwritablePathIsReportedAndTheProgramRunsOn) {
   EXPECT_NE(err.find("tracing is off"), std::string::npos) << err;
 }
 
+// A directory whose permission bits allow writing but which refuses new files (/proc): refused
+// when tracing turns on, not after the whole run.
+TEST(TraceApi, ADirectoryThatRefusesFilesIsReportedAtTheStart) {
+  ::testing::internal::CaptureStderr();
+  plait::pool_options o{.num_workers = 1};
+  o.trace_path = "/proc/plait-trace.json";
+  {
+    plait::pool p(o);
+    EXPECT_FALSE(p.tracing());
+    EXPECT_EQ(p.run([] { return 7; }), 7);
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("plait: cannot write trace /proc/plait-trace.json: cannot create a file in '/proc'"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tracing is off"), std::string::npos) << err;
+}
+
 TEST(TraceApi, UnknownExtensionIsReported) {
   ::testing::internal::CaptureStderr();
   plait::pool_options o{.num_workers = 1};

@@ -119,21 +119,24 @@ void Cli::add_int(const std::string& name, long long* target, long long lo, long
 }
 
 void Cli::add_double(const std::string& name, double* target, double lo, double hi, const std::string& help,
-                     std::vector<std::string> aliases) {
+                     std::vector<std::string> aliases, open_bounds open) {
   Opt o;
   o.name = name;
-  std::ostringstream h;
-  h << help << " [" << lo << ".." << hi << ", default " << *target << "]";
-  o.help = h.str();
+  // Twelve significant digits: 2147483647 prints as itself, not as 2.14748e+09.
+  auto fmt = [](double v) {
+    std::ostringstream f;
+    f.precision(12);
+    f << v;
+    return f.str();
+  };
+  const std::string range = (open.lo ? ">" : "") + fmt(lo) + ".." + (open.hi ? "<" : "") + fmt(hi);
+  o.help = help + " [" + range + ", default " + fmt(*target) + "]";
   o.kind = "number";
   o.aliases = std::move(aliases);
   o.set = [=](const std::string& v) {
     double x = parse_d(name, v);
-    if (x < lo || x > hi) {
-      std::ostringstream m;
-      m << "option --" << name << ": " << v << " is out of range; accepted " << lo << ".." << hi;
-      throw usage_error(m.str());
-    }
+    if (x < lo || x > hi || (open.lo && x == lo) || (open.hi && x == hi))
+      throw usage_error("option --" + name + ": " + v + " is out of range; accepted " + range);
     *target = x;
   };
   o.show = [=] {

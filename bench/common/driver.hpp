@@ -41,17 +41,23 @@ struct verify_error : std::runtime_error {
 // Monotonic wall clock in seconds.
 double now();
 
+// Which bounds of a number option's range are open (Cli::add_double).
+struct open_bounds {
+  bool lo = false, hi = false;
+};
+
 class Cli {
  public:
   Cli(std::string kernel, std::string runtime, int argc, char** argv);
 
   // Options are given as --name VALUE or --name=VALUE. `aliases` may hold extra spellings such
-  // as "-t" (the UTS reference letters). Ranges are inclusive; a value outside is a usage_error
-  // that names the option and the accepted range.
+  // as "-t" (the UTS reference letters). Ranges are inclusive unless a bound is open (numbers
+  // only: help and errors print it as ">lo" or "<hi", e.g. [>0..2147483647]); a value outside is a
+  // usage_error that names the option and the accepted range, the same range --help shows.
   void add_int(const std::string& name, long long* target, long long lo, long long hi, const std::string& help,
                std::vector<std::string> aliases = {});
   void add_double(const std::string& name, double* target, double lo, double hi, const std::string& help,
-                  std::vector<std::string> aliases = {});
+                  std::vector<std::string> aliases = {}, open_bounds open = {});
   // `choices` empty means any string is accepted.
   void add_string(const std::string& name, std::string* target, const std::string& help,
                   std::vector<std::string> choices = {}, std::vector<std::string> aliases = {});

@@ -557,11 +557,11 @@ Config configure(plait_bench::Cli& cli, int argc, char** argv) {
   cli.add_string("tree", &tree_name, "published UTS tree; its counts are verified", names);
   cli.add_string("input", &input_path, "BOTS UTS input file (first line: b0 q m r g nodes depth leaves)");
   cli.add_string("type", &type_s, "tree type", kTypeChoices, {"-t"});
-  cli.add_double("b0", &p.b0, 0, 2147483647.0, "root branching factor, > 0", {"-b"});
+  cli.add_double("b0", &p.b0, 0, 2147483647.0, "root branching factor", {"-b"}, {.lo = true});
   cli.add_int("seed", &p.seed, 0, 2147483647, "root seed", {"-r"});
   cli.add_string("shape", &shape_s, "geometric shape function", kShapeChoices, {"-a"});
   cli.add_int("depth", &p.depth, 0, 2147483647, "geometric gen_mx / balanced depth (geometric: >= 1)", {"-d"});
-  cli.add_double("q", &p.q, 0, 1, "binomial: probability of a non-leaf node, < 1", {"-q"});
+  cli.add_double("q", &p.q, 0, 1, "binomial: probability of a non-leaf node", {"-q"}, {.hi = true});
   cli.add_int("m", &p.m, 1, max_children, "binomial: children of a non-leaf node", {"-m"});
   cli.add_double("f", &p.f, 0, 1e9, "hybrid: geometric above depth f*d, binomial below", {"-f"});
   cli.add_int("g", &p.g, 1, 1000000, "compute granularity: SHA-1 hashes per child", {"-g"});

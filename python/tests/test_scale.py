@@ -7,8 +7,10 @@ PLAIT_BENCH_REQUIRE_BUILD=1 a missing build fails instead).
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -147,6 +149,57 @@ def test_validate_refuses_unknown_kernels_and_missing_cost_model(tmp_path):
     assert r.returncode == 2 and "unknown nope" in r.stderr
     r = _cli(["project", "--g", "0"], tmp_path)
     assert r.returncode == 2 and "--g 0" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["scale", "fib", "--threads", "1", "--rounds", "1", "-o", "{blocked}/f.png", "--", "--n", "20"],
+    ["validate", "--kernels", "fib", "--workers", "1", "--rounds", "1", "--costs", "{costs}", "-o", "{blocked}/v.md"],
+    ["project", "--g", "1", "--workers", "1,2", "--rounds", "1", "--costs", "{costs}", "-o", "{blocked}/proj"],
+    ["calibrate", "--rounds", "1", "-o", "{blocked}/cost.json"],
+])
+def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, costs, args):
+    """A folder that cannot be made (a file is in the way): one line, exit 2, nothing run."""
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    r = _cli([a.format(blocked=blocked, costs=costs[0]) for a in args], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot write there" in lines[0] and "nothing was run" in lines[0], r.stderr
+    assert blocked.read_text() == "not a folder"
+
+
+def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
+    """SIGINT while the modules load, and later inside a command with no handler of its own."""
+    env = {**os.environ, "PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_DB": str(tmp_path / "r.db")}
+    for delay in (0.02, 0.1, 0.3, 0.6, 1.2):
+        p = subprocess.Popen([sys.executable, "-m", "plait_bench", "calibrate", "--rounds", "100", "-o",
+                              str(tmp_path / "c.json")], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        # The first few ms are the interpreter's own start (it reports a Ctrl-C there itself, as
+        # for any Python program, or dies by the signal); from plait_bench's first line on: ours.
+        if "Could not import runpy module" in err or p.returncode == -signal.SIGINT:
+            assert "plait_bench" not in err, (delay, err)
+            continue
+        assert "Traceback" not in err, (delay, err)
+        assert p.returncode == 130, (delay, p.returncode, err)
+        assert err.strip().splitlines()[-1] == "plait-bench: interrupted", (delay, err)
+
+
+def test_calibration_refuses_a_steal_cost_of_a_busy_machine(tmp_path, monkeypatch):
+    """9,897,077 ns per steal was measured once with the machine loaded: no cost model."""
+    def fake_bench(binary, args, threads, reps=1, warmup=0, env=None, timeout=600):
+        stats = {"tasks": 1000, "steal_cost_ns": 9897077.0}
+        return [{"time_s": 0.01, "stats": stats}] * reps
+    monkeypatch.setattr(scale, "run_bench", fake_bench)
+    monkeypatch.setattr(scale, "run_dag", lambda bins, args: {"work_ns": 1e7, "leaf_work_ns": 1.0, "leaves": 1})
+    out = tmp_path / "cost-model.json"
+    with pytest.raises(scale.ScaleError, match=r"steal cost measured 9897077 ns .*busy machine \(load average"):
+        scale.calibrate(type("B", (), {"gcc": GCC_BIN})(), out, rounds=1)
+    assert not out.exists()
 
 
 def test_calibration_refuses_a_steal_cost_that_is_not_positive(tmp_path, monkeypatch):

@@ -526,6 +526,23 @@ def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, re
 
 # ---- past the machine: work/span, calibration, simulation (scale.py, docs/scaling.md) ----
 
+def _check_output(path: Path, option: str, directory: bool = False) -> Path:
+    """Makes sure an output can be written before anything is measured: its folder (or, for a
+    directory output, the directory itself) is created and a file can be made there; else one line,
+    exit 2, nothing run. (The commands that measure for minutes wrote only at the end.)"""
+    folder = path if directory else path.parent
+    if not directory and path.exists() and path.is_dir():
+        die(f"{option} {path}: is a directory; expected a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".plait-bench-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        die(f"{option} {path}: cannot write there ({e.strerror or e}); nothing was run")
+    return path
+
+
 def _costs_path(ctx, costs: Path | None, required: bool = False) -> Path | None:
     from .scale import default_cost_model_path
 
@@ -559,7 +576,7 @@ def calibrate(ctx, output: Path | None, rounds: int) -> None:
     """Measure the simulator's cost model on this machine (spawn, steal and tracing cost) and write it."""
     from .scale import calibrate as do, default_cost_model_path
 
-    out = output or default_cost_model_path(ctx["root"])
+    out = _check_output(output or default_cost_model_path(ctx["root"]), "--output")
     m = _scale_call(do, ctx["bins"], out, rounds)
     out_msg = ", ".join(f"{k} {m[k]}" for k in ("spawn_ns", "steal_ns", "trace_task_ns", "trace_ns", "steal_fail_ns", "wake_ns"))
     err.print(escape(f"cost model: {out_msg} (assumed: {', '.join(m['assumed'])}); wrote {out}"))
@@ -587,6 +604,7 @@ def scale(ctx, kernel: str, threads: str | None, rounds: int, costs: Path | None
     if params:
         args = list(params)
     ps = _parse_int_list(threads, "--threads", 4096) if threads else list(range(1, (os.cpu_count() or 1) + 1))
+    fig = _check_output(output or ctx["root"] / "report" / "scale" / f"{kernel}.png", "--output")
     with tempfile.TemporaryDirectory() as td:
         tr = _scale_call(trace_run, ctx["bins"], kname, args, Path(td) / "t.json")
         ws = _scale_call(workspan, ctx["bins"], tr, cpath)
@@ -602,7 +620,6 @@ def scale(ctx, kernel: str, threads: str | None, rounds: int, costs: Path | None
     t1 = meas.get(1) or min(meas.values())
     for p in sorted(meas):
         out.print(f"  measured P={p}: {meas[p] * 1e3:.3f} ms, speed-up {t1 / meas[p]:.2f}")
-    fig = output or ctx["root"] / "report" / "scale" / f"{kernel}.png"
     plot_bounds(ws, meas, f"{kernel} {' '.join(args)}", fig)
     out.print(f"wrote {fig}")
 
@@ -669,10 +686,9 @@ def validate(ctx, kernels: str, workers: str, rounds: int, costs: Path | None, o
         die(f"--kernels {kernels}: unknown {', '.join(bad) or 'empty list'} (accepted: {', '.join(WORKLOADS)})")
     cpath = _costs_path(ctx, costs, required=True)
     ps = _parse_int_list(workers, "--workers", 4096)
+    fig = _check_output(output or ctx["root"] / "report" / "scale" / "validation.md", "--output")
     vs = _scale_call(do, ctx["bins"], ks, cpath, rounds, ps)
     md = validation_markdown(vs, f"cost model {cpath}, {os.cpu_count()} CPUs, {rounds} interleaved rounds (medians)")
-    fig = output or ctx["root"] / "report" / "scale" / "validation.md"
-    fig.parent.mkdir(parents=True, exist_ok=True)
     fig.write_text(md)
     fig.with_suffix(".json").write_text(json.dumps([{"kernel": v.kernel, "args": v.args, "measured_s": v.measured,
                                                       "predicted_s": v.predicted} for v in vs], indent=1) + "\n")
@@ -699,8 +715,8 @@ def project(ctx, gs: str, workers: str, rounds: int, costs: Path | None, out_dir
 
     glist = _parse_int_list(gs, "--g", 1000000)
     cpath = _costs_path(ctx, costs, required=True)
+    d = _check_output(out_dir or ctx["root"] / "report" / "scale", "--output", directory=True)
     data = _scale_call(do, ctx["bins"], cpath, glist, workers, rounds, None, topology, steal_ns_levels)
-    d = out_dir or ctx["root"] / "report" / "scale"
     figs = plot_projection(data, d)
     (d / "projection.json").write_text(json.dumps(data, indent=1) + "\n")
     for g, r in data["g"].items():

@@ -134,7 +134,7 @@ KNOWN_KERNELS: dict[str, dict] = {
     "fib": {
         "params": {"n", "cutoff"},
         "runtime_params": {},
-        # (kind, lo, hi) as the binaries' --help prints them
+        # (kind, lo, hi[, lo_open, hi_open]) as the binaries' --help prints them
         "ranges": {"n": ("int", 0, 50), "cutoff": ("int", 0, 50)},
         "about": "spawn-overhead microbenchmark: naive fib(n) with one task per call above the cut-off",
     },
@@ -144,8 +144,8 @@ KNOWN_KERNELS: dict[str, dict] = {
                    "t", "b", "r", "a", "d"},
         "runtime_params": {"plait": {"variant"}, "mpi": {"hybrid", "poll-us", "chunk", "poll", "delay-us"}},
         "ranges": {
-            "g": ("int", 1, 1000000), "m": ("int", 1, 100), "q": ("number", 0, 1), "b0": ("number", 0, 2.14748e9),
-            "b": ("number", 0, 2.14748e9), "seed": ("int", 0, 2147483647), "r": ("int", 0, 2147483647),
+            "g": ("int", 1, 1000000), "m": ("int", 1, 100), "q": ("number", 0, 1, False, True),
+            "b0": ("number", 0, 2147483647, True, False), "b": ("number", 0, 2147483647, True, False), "seed": ("int", 0, 2147483647), "r": ("int", 0, 2147483647),
             "depth": ("int", 0, 2147483647), "d": ("int", 0, 2147483647), "f": ("number", 0, 1e9),
         },
         "about": "Unbalanced Tree Search (binomial/geometric trees), compute granularity g SHA-1 ops per node",
@@ -282,12 +282,14 @@ _help_cache: dict[str, HelpInfo | None] = {}
 
 _OPT_LINE = re.compile(r"^\s+--([A-Za-z0-9_][A-Za-z0-9_-]*)")
 _CHOICES = re.compile(r"\[([A-Za-z0-9_.-]+(?:\|[A-Za-z0-9_.-]+)+)\]")
-_RANGE = re.compile(r"\[([-+0-9.eE]+)\.\.([-+0-9.eE]+)[,\]]")  # "[0..50, default 30]"
+# "[0..50, default 30]"; a number's open bound is marked: "[>0..2147483647, ...]", "[0..<1, ...]"
+_RANGE = re.compile(r"\[(>?)([-+0-9.eE]+)\.\.(<?)([-+0-9.eE]+)[,\]]")
 
 
-def range_problem(value: str, kind: str, lo: float, hi: float) -> str | None:
+def range_problem(value: str, kind: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> str | None:
     """Why a parameter value does not fit an option's range (None when it does). Bounds of a
-    <number> option are printed with six significant digits, so they are taken with that tolerance."""
+    <number> option are printed with twelve significant digits (six by older binaries), so a closed
+    bound is taken with that tolerance; an open bound excludes the bound itself."""
     if kind == "int":
         if not re.fullmatch(r"[-+]?[0-9]+", value.strip()):
             return f"'{value}' is not an integer"
@@ -299,12 +301,16 @@ def range_problem(value: str, kind: str, lo: float, hi: float) -> str | None:
             return f"'{value}' is not a number"
         if not math.isfinite(x):
             return f"'{value}' is not a finite number"
+        if (lo_open and x <= lo) or (hi_open and x >= hi):
+            return f"{value} is out of range"
         lo, hi = lo - abs(lo) * 5e-6, hi + abs(hi) * 5e-6
     return None if lo <= x <= hi else f"{value} is out of range"
 
 
-def fmt_range(kind: str, lo: float, hi: float) -> str:
-    return f"{lo}..{hi}" if kind == "int" else f"{lo:g}..{hi:g}"
+def fmt_range(kind: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> str:
+    if kind == "int":
+        return f"{lo}..{hi}"
+    return f"{'>' if lo_open else ''}{lo:.12g}..{'<' if hi_open else ''}{hi:.12g}"
 
 
 def binary_help(path: Path) -> HelpInfo | None:
@@ -341,7 +347,8 @@ def binary_help(path: Path) -> HelpInfo | None:
                 if kind and r:
                     num = int if kind.group(1) == "int" else float
                     try:
-                        info.ranges[name] = (kind.group(1), num(r.group(1)), num(r.group(2)))
+                        info.ranges[name] = (kind.group(1), num(r.group(2)), num(r.group(4)), r.group(1) == ">",
+                                             r.group(3) == "<")
                     except ValueError:
                         pass
     except (OSError, subprocess.TimeoutExpired):

@@ -96,6 +96,13 @@ def default_cost_model_path(root: Path) -> Path:
     return root / "results" / "cost-model.json"
 
 
+# Calibrated costs above these are a busy machine, not the runtime: the steal cost measured here and
+# on a 16-core machine was 240-1793 ns and the spawn cost 2-16 ns (docs/scaling.md, "Calibration"),
+# so the bounds leave two orders of magnitude above the slowest; a model past them is refused.
+MAX_STEAL_NS = 100_000
+MAX_SPAWN_NS = 2_000
+
+
 def calibrate(bins, out: Path, rounds: int = 5) -> dict:
     """Measures the simulator's costs on this machine and writes the cost model file.
 
@@ -135,7 +142,18 @@ def calibrate(bins, out: Path, rounds: int = 5) -> dict:
         raise ScaleError(f"the steal cost measured {statistics.median(steals):.1f} ns (median of {rounds} runs of "
                          f"{steal.name} --threads 2 --auto): not positive, the machine is too noisy; "
                          "run calibrate again on a quieter machine, or with more --rounds")
+    if statistics.median(steals) > MAX_STEAL_NS:
+        load = os.getloadavg()[0]
+        raise ScaleError(f"the steal cost measured {statistics.median(steals):.0f} ns (median of {rounds} runs of "
+                         f"{steal.name} --threads 2 --auto), more than {MAX_STEAL_NS} ns: not a steal but a busy "
+                         f"machine (load average {load:.1f} on {os.cpu_count()} CPUs); run calibrate again when it "
+                         "is quiet")
     spawn_ns = max(0.0, (statistics.median(plain) - statistics.median(serial)) / tasks * 1e9)
+    if spawn_ns > MAX_SPAWN_NS:
+        load = os.getloadavg()[0]
+        raise ScaleError(f"the spawn cost measured {spawn_ns:.0f} ns per task, more than {MAX_SPAWN_NS} ns: a busy "
+                         f"machine (load average {load:.1f} on {os.cpu_count()} CPUs); run calibrate again when it "
+                         "is quiet")
     trace_task_ns = statistics.median(leaf)
     rest = statistics.median(traced) - statistics.median(serial) - trace_task_ns * 1e-9 * tasks
     trace_ns = max(0.0, rest / max(1, tasks - 1) * 1e9)

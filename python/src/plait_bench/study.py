@@ -575,12 +575,13 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
             for k, vs in sorted(values.items()):
                 if k not in ranges:
                     continue
-                kind, lo, hi = ranges[k]
+                kind, lo, hi, *open_ = ranges[k]  # (kind, lo, hi[, lo_open, hi_open])
                 for v in sorted(vs):
-                    why = range_problem(v, kind, lo, hi)
+                    why = range_problem(v, kind, lo, hi, *open_)
                     if why and (k, v) not in out_of_range:
                         out_of_range.add((k, v))  # once per value, not once per runtime
-                        problems.append(f"{where}: parameter {k}: {why}; accepted: {fmt_range(kind, lo, hi)} ({source})")
+                        problems.append(f"{where}: parameter {k}: {why}; accepted: {fmt_range(kind, lo, hi, *open_)} "
+                                        f"({source})")
             if info is not None:
                 for k, vs in values.items():
                     if info.aliases.get(k, k) in info.flags:
