@@ -166,6 +166,7 @@ static void ws_leave(Thread& t) noexcept {
 static void ws_task_reductions(Thread& t, WorkShare& s, std::uintptr_t* reductions) {
   GOMP_taskgroup_start();
   Taskgroup* g = innermost_taskgroup(t);
+  g->workshare = true;
   const unsigned n = t.team != nullptr ? t.team->n : 1;
   int st = 0;
   // acquire/release: the member that moves 0 -> 1 registers first and publishes its block with 2.

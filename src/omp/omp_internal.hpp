@@ -264,7 +264,11 @@ static_assert(offsetof(TaskCtx, sub) == offsetof(TaskCtx, kids) + sizeof(KidsCou
 struct Taskgroup {
   detail::CountLatch pending;    // tasks of the group's set not finished
   std::uint32_t floor = 0;       // the deque head at the taskgroup's start (its end runs slots above)
-  Taskgroup* prev = nullptr;     // the enclosing taskgroup of the same task
+  // The enclosing taskgroup: of the same task, or, for a task's first, the one the task was made in.
+  Taskgroup* prev = nullptr;
+  // A worksharing construct's own group for its task reductions (loop.cpp, ws_task_reductions):
+  // no taskgroup region of the program, so `cancel taskgroup` inside it cancels `prev`.
+  bool workshare = false;
   std::atomic<bool> canceled{false};
   // The task reductions its tasks see (reduction.cpp): the compiler's block registered last in
   // this taskgroup or an enclosing one, null if none.
@@ -409,6 +413,16 @@ unsigned region_size(Thread& t, unsigned requested);
 
 // task.cpp: the innermost taskgroup of t's current task (its own, or the one it was made in).
 Taskgroup* innermost_taskgroup(Thread& t) noexcept;
+
+// Whether a task of group g is discarded: g or any taskgroup enclosing it was cancelled. A
+// taskgroup's set holds every task made inside the region, at any depth (nested taskgroups, tasks
+// of tasks), so cancelling it discards theirs too. relaxed: cancellation flags; a task that
+// starts just before the cancel runs, as the standard allows.
+PLAIT_INLINE bool group_canceled(const Taskgroup* g) noexcept {
+  for (; g != nullptr; g = g->prev)
+    if (g->canceled.load(std::memory_order_relaxed)) return true;
+  return false;
+}
 
 }  // namespace plait::omp
 

@@ -336,7 +336,7 @@ PLAIT_INLINE void end_body(TaskRec* r, const Thread& me, detail::Worker* w) noex
 // Whether r's taskgroup or region was cancelled.
 PLAIT_INLINE bool canceled_slow(const TaskRec* r) noexcept {
   // relaxed: cancellation flags; a task that starts just before the cancel runs, as allowed.
-  if (const Taskgroup* g = group_of(r); g != nullptr && g->canceled.load(std::memory_order_relaxed)) return true;
+  if (group_canceled(group_of(r))) return true;
   return r->team != nullptr && r->team->canceled.load(std::memory_order_relaxed);
 }
 

@@ -495,7 +495,7 @@ bool GOMP_cancellation_point(int which) {
   if (which & (cancel_loop | cancel_sections)) return t.ws != nullptr && t.ws->canceled.load(std::memory_order_relaxed);
   if (which & cancel_taskgroup) {
     for (TaskCtx* c = t.task; c != nullptr; c = c->parent)
-      if (c->group != nullptr) return c->group->canceled.load(std::memory_order_relaxed);
+      if (c->group != nullptr) return group_canceled(c->group);
     return false;
   }
   return false;
@@ -517,7 +517,10 @@ bool GOMP_cancel(int which, bool do_cancel) {
   if (which & cancel_taskgroup) {
     for (TaskCtx* c = t.task; c != nullptr; c = c->parent) {
       if (c->group != nullptr) {
-        c->group->canceled.store(true, std::memory_order_relaxed);
+        // The innermost taskgroup region: a worksharing construct's own group is none (libgomp
+        // cancels its enclosing one too).
+        Taskgroup* g = c->group->workshare && c->group->prev != nullptr ? c->group->prev : c->group;
+        g->canceled.store(true, std::memory_order_relaxed);
         return true;
       }
     }
