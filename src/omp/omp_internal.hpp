@@ -218,6 +218,21 @@ using KidsCount = BasicOwnedCount<true>;    // local last
 //         counted down, when its `sub` reaches zero (`subtree_done`); a member's barrier waits for
 //         its implicit task's `sub` to reach zero: then no task of its subtree is left, and once
 //         every member has seen that of its own, no task of the region is.
+// What a task keeps for scheduling its children beyond the counts, made at the first child that
+// needs it (task.cpp): the dependence group of its dependent children, and the priority queue of
+// its children once one of them had a priority (task.cpp, "Priorities"). While a task has one, its
+// `sub` holds 1 more (its end then takes the general way, which waits for the group); the object
+// lives until the task's subtree is done (an implicit task's: the region's end), since tickets of
+// the queue may be run by other threads until the last child was taken.
+struct PrioQueue;
+struct ChildSched {
+  plait::dataflow_group* deps = nullptr;  // siblings ordered by depend clauses
+  // The children by priority (task.cpp), one queue per taskgroup the children were made in, the
+  // innermost last: a taskgroup's end runs only what lies above its floor, so its tasks must not
+  // share tickets with the task's earlier children (task.cpp, "Priorities").
+  std::vector<std::pair<const Taskgroup*, PrioQueue*>> prio;
+};
+
 struct TaskCtx {
   KidsCount kids;   // ... kids.local, then
   OwnedCount sub;   // sub.local ...: one 8-byte word (add_locals)
@@ -226,22 +241,33 @@ struct TaskCtx {
   const Thread* owner;
   TaskCtx* parent;
   Taskgroup* group;              // the innermost taskgroup of this task (new children count in it)
-  plait::dataflow_group* deps;   // siblings ordered by depend clauses, made on first use
+  ChildSched* sched;             // dependences and priorities of the children, made on first use
   // The deque head when the task started: its waits run only slots above it (its own children
   // and theirs). Running an enclosing task's queued siblings inside a nested wait would nest one
   // frame per task and overflow the stack.
   std::uint32_t floor;
   bool is_explicit;
   bool final;
+  // Every new child goes through the priority queue (one of them had a priority): next to `final`,
+  // so that GOMP_task's fast path tests both with one load (plain_children). Owner's thread only.
+  bool prio_mode;
 
   // An implicit task (or the initial task): no parent, not started.
   TaskCtx() noexcept
-      : owner(nullptr), parent(nullptr), group(nullptr), deps(nullptr), floor(0), is_explicit(false), final(false) {}
+      : owner(nullptr), parent(nullptr), group(nullptr), sched(nullptr), floor(0), is_explicit(false), final(false),
+        prio_mode(false) {}
   // An explicit task's context in its record (task.cpp): `sub` holds the task itself until it is
   // complete. The maker writes `owner` (itself), `floor` is written when the body starts.
   struct explicit_task {};
   TaskCtx(explicit_task, TaskCtx* p, Taskgroup* g, bool fin) noexcept
-      : sub(1), parent(p), group(g), deps(nullptr), is_explicit(true), final(fin) {}
+      : sub(1), parent(p), group(g), sched(nullptr), is_explicit(true), final(fin), prio_mode(false) {}
+
+  // Neither final nor in priority mode: a new child may take GOMP_task's fast path (one 16-bit load).
+  PLAIT_INLINE bool plain_children() const noexcept {
+    std::uint16_t v;
+    std::memcpy(&v, &final, sizeof v);
+    return v == 0;
+  }
 
   // Adds d to both local counts, kids.local and sub.local (the owner's thread only, neither
   // count flushed): one add on the word they share. Neither half leaves 0..2^31-1, so no carry or
@@ -256,6 +282,8 @@ struct TaskCtx {
   }
 };
 static_assert(std::is_standard_layout_v<TaskCtx>);
+static_assert(offsetof(TaskCtx, prio_mode) == offsetof(TaskCtx, final) + 1 && sizeof(TaskCtx) == 72,
+              "final and prio_mode are one 16-bit word; the context stays 72 bytes");
 static_assert(offsetof(TaskCtx, sub) == offsetof(TaskCtx, kids) + sizeof(KidsCount) &&
                   offsetof(KidsCount, local) + sizeof(std::int32_t) == sizeof(KidsCount) &&
                   offsetof(OwnedCount, local) == 0,
@@ -466,6 +494,11 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept;
 // Waits (running tasks) until the subtree of the calling member's implicit task is done: every
 // explicit task it created, and theirs, is complete. The barriers' first step.
 void wait_subtree(Thread& t) noexcept;
+// A task's ChildSched, once its children are all done: the dependence group settled and freed, the
+// priority queues (empty) freed.
+void release_child_sched(TaskCtx& c) noexcept;
+// The end of taskgroup g of task c: the priority queue of its children (empty now) goes.
+void end_taskgroup_queue(TaskCtx& c, const Taskgroup* g) noexcept;
 // The calling thread's ready task records (task.cpp) go back to worker w's allocator: the thread
 // adopted w, worker 0 of a pool, for a region that has ended.
 void give_back_ready_records(detail::Worker* w) noexcept;

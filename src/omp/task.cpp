@@ -52,11 +52,32 @@
 // holds 1 more in its `sub` while it has a group, which sends its end the general way, where the
 // wait is.
 //
-// Not honoured, as the standard allows: priority (a hint), untied (every task is tied to the thread
-// that starts it, which is what Plait's work stealing does anyway), mergeable (never merged).
+// Priorities. A task made with priority(p), p clamped to max-task-priority-var and above 0, goes to
+// its parent's priority queue for the taskgroup it is made in (PrioQueue: a heap by priority, then
+// creation order, under a mutex) instead of the deque, and a ticket goes to the deque in its place: a detached slot whose
+// exec takes the queue's highest-priority task and runs it. Every queued task has exactly one
+// ticket, so each runs once; whoever runs a ticket — its maker at a wait, or a thief — runs the
+// best task of that parent, so among a parent's ready children the higher priorities run first
+// both on the owner's thread and for what thieves take. Once a parent has queued one child, all
+// its later children are queued too (prio_mode: priority 0 among them, so they come after the
+// others), as libgomp orders a task's children. A dependent task with a priority enters the queue
+// when its dependences are met (the data-flow engine runs a closure that queues it and pushes its
+// ticket; the node is held until the task completes, as for detach). One queue per taskgroup:
+// a taskgroup's end runs only the slots above its floor, and a ticket there that took an older
+// child of the same parent from a shared queue would leave a task of the group with its ticket
+// below the floor, out of the wait's reach (a team of one waited forever). Programs that use no
+// priority pay nothing: GOMP_task's fast path tests the priority flag in the same mask as the
+// others, and the parent's prio_mode in the same load as `final`. Order is kept per parent, not
+// across a team (libgomp's team-wide queue at barriers is not modelled: a thread draining its own
+// deque runs the newest ticket's parent first).
+//
+// Not honoured, as the standard allows: untied (every task is tied to the thread that starts it,
+// which is what Plait's work stealing does anyway), mergeable (never merged).
 #include "omp_internal.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -119,6 +140,101 @@ PLAIT_INLINE void* arg_of(TaskRec* r) noexcept { return r->rare == nullptr ? sta
 // The task's taskgroup (counted in its `pending`), or null.
 PLAIT_INLINE Taskgroup* group_of(const TaskRec* r) noexcept { return r->rare != nullptr ? r->rare->group : nullptr; }
 
+// ---- Priorities (see the top of the file) ----
+
+}  // namespace
+
+struct PrioQueue {
+  struct Item {
+    int prio;
+    std::uint64_t seq;
+    TaskRec* r;
+  };
+  std::mutex mu;
+  std::vector<Item> heap;  // a max-heap: the highest priority first, then the oldest
+  std::uint64_t next_seq = 0;
+  static bool before(const Item& a, const Item& b) noexcept {  // heap order: a comes after b
+    return a.prio != b.prio ? a.prio < b.prio : a.seq > b.seq;
+  }
+  void push(TaskRec* r, int prio) {
+    std::lock_guard<std::mutex> lk(mu);
+    heap.push_back({prio, next_seq++, r});
+    std::push_heap(heap.begin(), heap.end(), &before);
+  }
+  TaskRec* pop() noexcept {
+    std::lock_guard<std::mutex> lk(mu);
+    PLAIT_ASSERT(!heap.empty());  // one ticket per queued task
+    std::pop_heap(heap.begin(), heap.end(), &before);
+    TaskRec* r = heap.back().r;
+    heap.pop_back();
+    return r;
+  }
+};
+
+void release_child_sched(TaskCtx& c) noexcept {
+  ChildSched* cs = c.sched;
+  if (cs->deps != nullptr) {
+    cs->deps->wait();
+    delete cs->deps;
+  }
+  for (auto& [g, q] : cs->prio) {
+    PLAIT_ASSERT(q->heap.empty());
+    delete q;
+  }
+  delete cs;
+  c.sched = nullptr;
+  c.prio_mode = false;
+}
+
+void end_taskgroup_queue(TaskCtx& c, const Taskgroup* g) noexcept {
+  // Its tasks are complete, so each was taken by a ticket: no ticket of the queue is left.
+  if (ChildSched* cs = c.sched; cs != nullptr && !cs->prio.empty() && cs->prio.back().first == g) {
+    PLAIT_ASSERT(cs->prio.back().second->heap.empty());
+    delete cs->prio.back().second;
+    cs->prio.pop_back();
+  }
+}
+
+namespace {
+
+// The parent's ChildSched, made on first use by the parent's thread. An explicit parent's `sub`
+// holds 1 more while it has one, so that its body's end takes the general way (end_body_general),
+// which waits for the dependence group; the object itself goes with the record (free_record).
+ChildSched& child_sched(TaskCtx* parent) {
+  if (parent->sched == nullptr) {
+    parent->sched = new ChildSched;
+    if (parent->is_explicit) ++parent->sub.local;
+  }
+  return *parent->sched;
+}
+
+// The priority a task made with `flags` and `priority` is queued with, or -1: not queued (its
+// parent is not in priority mode and its priority, clamped to max-task-priority-var, is 0).
+PLAIT_INLINE int queued_priority(const TaskCtx* parent, unsigned flags, int priority) noexcept {
+  int p = 0;
+  if ((flags & task_priority) != 0 && priority > 0) p = std::min(priority, global().max_task_priority);
+  return p > 0 || parent->prio_mode ? p : -1;
+}
+
+// The parent's queue for its innermost taskgroup, made (and the parent put in priority mode) on
+// first use; the parent's thread. (Taskgroups nest: an inner one's queue is pushed after the outer
+// one's and goes at its end, end_taskgroup_queue.)
+PrioQueue* prio_queue(TaskCtx* parent) {
+  ChildSched& cs = child_sched(parent);
+  if (cs.prio.empty() || cs.prio.back().first != parent->group) cs.prio.emplace_back(parent->group, new PrioQueue);
+  parent->prio_mode = true;
+  return cs.prio.back().second;
+}
+
+void ticket_exec(void* q, detail::Worker* w) noexcept;
+
+// r goes into queue q with priority p, and a ticket onto w's deque; a full deque runs the ticket
+// at once (the queue's best task, not necessarily r).
+void queue_task(PrioQueue* q, TaskRec* r, int p, detail::Worker* w) {
+  q->push(r, p);
+  if (PLAIT_UNLIKELY(!detail::push(w, &ticket_exec, q, detail::slot_kind::detached))) ticket_exec(q, w);
+}
+
 // The context of the code outside every region (the initial task) on this thread.
 thread_local TaskCtx initial_ctx;
 
@@ -172,8 +288,8 @@ inline constexpr std::uint32_t ready_max = 32;
 [[maybe_unused]] PLAIT_INLINE bool holds_ready_fields(const TaskRec* r) noexcept {
   const TaskCtx& c = r->ctx;
   return c.owner == &tls.thread && c.sub.local == 1 && !c.sub.flushed && c.sub.remote.count() == OwnedCount::bias &&
-         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.deps == nullptr && c.is_explicit &&
-         !c.final && r->rare == nullptr;
+         c.kids.remote.count() == OwnedCount::bias && c.group == nullptr && c.sched == nullptr && c.is_explicit &&
+         c.plain_children() && r->rare == nullptr;
 }
 
 // Gives back the memory of a common record (no rare part) on w, a worker of the record's pool,
@@ -212,6 +328,8 @@ PLAIT_INLINE void free_common(TaskRec* r, detail::Worker* w) noexcept {
 // or the heap.
 PLAIT_NOINLINE void free_record(TaskRec* r, detail::Pool* home) noexcept {
   assert_live(r);
+  // Its children are all done: its priority queue's tickets have all been taken.
+  if (PLAIT_UNLIKELY(r->ctx.sched != nullptr)) release_child_sched(r->ctx);
   unsigned cls = common_class;
   std::size_t bytes = common_bytes, align = alignof(TaskRec);
   if (const RareInfo* x = r->rare; x != nullptr) {
@@ -295,11 +413,13 @@ void fulfilled(TaskRec* r) noexcept {
 // The body of r ended on its owner's thread `me` (worker w, or null): the general case (detach, a
 // taskgroup, a waiting creator, a held dependence node, or children still running).
 PLAIT_NOINLINE void end_body_general(TaskRec* r, const Thread& me, detail::Worker* w) noexcept {
-  if (PLAIT_UNLIKELY(r->ctx.deps != nullptr)) {
-    r->ctx.deps->wait();  // the dependent children (see the top of the file)
-    delete r->ctx.deps;
-    r->ctx.deps = nullptr;
-    --r->ctx.sub.local;  // the group's hold (task_general)
+  if (ChildSched* cs = r->ctx.sched; PLAIT_UNLIKELY(cs != nullptr)) {
+    if (cs->deps != nullptr) {
+      cs->deps->wait();  // the dependent children (see the top of the file)
+      delete cs->deps;
+      cs->deps = nullptr;
+    }
+    --r->ctx.sub.local;  // the hold of the ChildSched (child_sched); it is freed with the record
   }
   RareInfo* const x = r->rare;
   detail::Pool* const home = w != nullptr ? w->pool : nullptr;  // (a rare part names its own)
@@ -411,6 +531,9 @@ PLAIT_INLINE void run_body(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
 void run_body(TaskRec* r) noexcept { run_body(r, thread_state(), detail::current_worker()); }
 
 void task_exec(void* p, detail::Worker*) noexcept { run_body(static_cast<TaskRec*>(p)); }
+
+// A ticket of a priority queue: runs the queue's best task (see the top of the file).
+void ticket_exec(void* q, detail::Worker* w) noexcept { run_body(static_cast<PrioQueue*>(q)->pop(), thread_state(), w); }
 
 // Copies an argument block of n <= 32 bytes inline, without a call: two overlapping moves of the
 // largest power of two that fits (gcc's blocks are a few pointers and scalars).
@@ -643,12 +766,13 @@ void collect_deps(void** depend, DepList& out) {
 // parent's dependence group, waited for.
 void wait_deps(Thread& t, TaskCtx* parent, void** depend) {
   detail::Worker* w = detail::current_worker();
-  if (w == nullptr || t.team == nullptr || parent->deps == nullptr) return;  // no deferred dependent sibling exists
+  plait::dataflow_group* const deps = parent->sched != nullptr ? parent->sched->deps : nullptr;
+  if (w == nullptr || t.team == nullptr || deps == nullptr) return;  // no deferred dependent sibling exists
   DepList acc;
   collect_deps(depend, acc);
   detail::CountLatch done;
   done.add(1);
-  parent->deps->run(acc.span(), [&done] { done.count_down(1); });
+  deps->run(acc.span(), [&done] { done.count_down(1); });
   detail::group_wait(w, &done, parent->floor);
 }
 
@@ -688,7 +812,8 @@ namespace {
 // Every GOMP_task but the common case below: undeferred, final, dependences, detach, a copy
 // function, taskgroups, large or over-aligned argument blocks, the throttle, outside a team.
 PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
-                                 long arg_align, bool if_clause, unsigned flags, void** depend, void* detach) {
+                                 long arg_align, bool if_clause, unsigned flags, void** depend, void* detach,
+                                 int priority) {
   Thread& t = thread_state();
   TaskCtx* parent = current_ctx(t);
   detail::Worker* w = detail::current_worker();
@@ -706,7 +831,13 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     if ((flags & task_depend) == 0) undeferred = true;
   }
   if (PLAIT_UNLIKELY(undeferred && (flags & task_depend) != 0 && depend != nullptr)) wait_deps(t, parent, depend);
-  TaskRec* r = make_task_general(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags, false);
+  // Queued by priority (deferred tasks only: an undeferred one runs now whatever its priority).
+  int prio = -1;
+  if (PLAIT_UNLIKELY(((flags & task_priority) != 0 || !parent->plain_children()) && !undeferred))
+    prio = queued_priority(parent, flags, priority);
+  // (A queued dependent task holds its node in its rare part, as a detached one does.)
+  TaskRec* r = make_task_general(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags,
+                                 PLAIT_UNLIKELY(prio >= 0) && (flags & task_depend) != 0 && depend != nullptr);
   if (PLAIT_UNLIKELY((flags & task_detach) != 0)) {
     r->rare->has_detach = true;  // published with the record (push, or the data-flow engine)
     // The omp_event_handle_t goes to the creator's event variable and to the first word of the
@@ -739,26 +870,37 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     // the queued tasks), or in a team of one thread (nobody else could run it). It finishes before
     // the parent adds its next child, so no later sibling can need ordering after it
     // (dataflow_group::ready_now). libgomp does the same past its throttle.
-    if ((throttled || t.team->n == 1) && (flags & task_detach) == 0 &&
-        (parent->deps == nullptr || parent->deps->ready_now(acc.span()))) {
+    plait::dataflow_group* const deps = parent->sched != nullptr ? parent->sched->deps : nullptr;
+    if ((throttled || t.team->n == 1) && (flags & task_detach) == 0 && prio < 0 &&
+        (deps == nullptr || deps->ready_now(acc.span()))) {
       run_body(r);
       return;
     }
-    if (parent->deps == nullptr) {
-      parent->deps = new plait::dataflow_group;
-      // An explicit task holds 1 more in its `sub` while it has a dependence group, so that its
-      // body's end takes the general way (end_body_general), which waits for the group first. (An
-      // implicit task's group is waited for by run_member, after the region's barrier.)
-      if (parent->is_explicit) ++parent->sub.local;
+    // The parent's dependence group (an explicit task holds 1 more in its `sub` while it has one:
+    // child_sched; an implicit task's group is waited for by member_leave, after the barrier).
+    ChildSched& cs = child_sched(parent);
+    if (cs.deps == nullptr) cs.deps = new plait::dataflow_group;
+    if (prio >= 0) {
+      // Ready when its dependences are met: into the queue then. The engine holds the successors
+      // until complete() releases the node, so they wait for the task, not for the queueing.
+      PrioQueue* const q = prio_queue(parent);
+      r->rare->held_group = cs.deps;
+      cs.deps->run_held(acc.span(), [r, q, prio] { queue_task(q, r, prio, detail::current_worker()); },
+                        &r->rare->held_node);
+      return;
     }
     if ((flags & task_detach) == 0) {
-      parent->deps->run(acc.span(), [r] { run_body(r); });
+      cs.deps->run(acc.span(), [r] { run_body(r); });
     } else {
       // A detached task is complete only at its fulfil: the engine holds its successors until
       // complete() releases the node (run_held stores it before the task can start).
-      r->rare->held_group = parent->deps;
-      parent->deps->run_held(acc.span(), [r] { run_body(r); }, &r->rare->held_node);
+      r->rare->held_group = cs.deps;
+      cs.deps->run_held(acc.span(), [r] { run_body(r); }, &r->rare->held_node);
     }
+    return;
+  }
+  if (prio >= 0) {
+    queue_task(prio_queue(parent), r, prio, w);
     return;
   }
   if (PLAIT_UNLIKELY(!detail::push(w, &task_exec, r, detail::slot_kind::detached))) run_body(r);
@@ -768,16 +910,41 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
 // pool, the throttle, a final or taskgrouped parent, a full deque or a thief's request, an empty
 // allocator cache).
 PLAIT_NOINLINE void task_simple_general(void (*fn)(void*), void* data, long arg_size) {
-  task_general(fn, data, nullptr, arg_size, 8, true, 0, nullptr, nullptr);
+  task_general(fn, data, nullptr, arg_size, 8, true, 0, nullptr, nullptr, 0);
 }
 
 // task_general with GOMP_task's stack arguments by address: GOMP_task's fast path then reads only
 // `flags`, in place (with the values, gcc loaded all four at its entry, into registers it had to
 // save).
+// GOMP_task's `priority` reaches the general way as the stack argument after `depend` (x86-64
+// SysV: the 7th and later arguments in order, one 8-byte slot each, an int in the low half), read
+// only with the priority flag. Passed any other way (a value, an address, a thread-local store) it
+// cost GOMP_task's fast path two register moves per task (gcc allocated the whole function's
+// registers anew: fib, 24.29 -> 24.53 M instructions). The sanitizers move address-taken arguments
+// into frames of their own, so there it is passed as a value.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(PLAIT_TSAN)
+#define PLAIT_OMP_PRIORITY_BY_VALUE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define PLAIT_OMP_PRIORITY_BY_VALUE 1
+#endif
+#endif
+#ifndef PLAIT_OMP_PRIORITY_BY_VALUE
+#define PLAIT_OMP_PRIORITY_BY_VALUE 0
+#endif
 PLAIT_OMP_NOIPA void task_general_at(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                                     long arg_align, bool if_clause, const unsigned* flags, void** const* depend,
-                                    void* const* detach) {
-  task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, *flags, *depend, *detach);
+                                    void* const* detach, [[maybe_unused]] int priority_value) {
+  int priority = 0;
+  if ((*flags & task_priority) != 0) {
+#if PLAIT_OMP_PRIORITY_BY_VALUE
+    priority = priority_value;
+#else
+    static_assert(sizeof(void*) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the GOMP ABI's stack slots");
+    std::memcpy(&priority, reinterpret_cast<const char*>(depend) + sizeof(void*), sizeof priority);
+#endif
+  }
+  task_general(fn, data, cpyfn, arg_size, arg_align, if_clause, *flags, *depend, *detach, priority);
 }
 
 // GOMP_task's common case (see there), for a task GOMP_task found plain (no clause, no copy
@@ -798,7 +965,7 @@ PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   // where over_throttle decides exactly; so does a push the deque's limit refuses (full, or a
   // thief's request to serve: push_slow does that).
   const std::uint32_t h = w->dq.head;
-  if (PLAIT_LIKELY(!parent->final && parent->group == nullptr && h - w->dq.split < w->throttle &&
+  if (PLAIT_LIKELY(parent->plain_children() && parent->group == nullptr && h - w->dq.split < w->throttle &&
                    w->dq.push_fast_ok(h))) {
     if (TaskRec* r = make_task(t, w, parent, fn, data, static_cast<std::size_t>(arg_size)); PLAIT_LIKELY(r != nullptr)) {
       // push's fast path (detail::push) at the head read above.
@@ -834,13 +1001,18 @@ extern "C" {
 // pushes the record. The general way gets GOMP_task's stack arguments by address: passed by value,
 // gcc loaded all four at GOMP_task's entry, into registers it then had to save.
 void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-               bool if_clause, unsigned flags, void** depend, int /*priority: a hint*/, void* detach) {
-  if (PLAIT_LIKELY((flags & (task_final | task_depend | task_detach)) == 0 && if_clause && cpyfn == nullptr &&
-                   static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8)) {
+               bool if_clause, unsigned flags, void** depend, int priority, void* detach) {
+  if (PLAIT_LIKELY((flags & (task_final | task_depend | task_detach | task_priority)) == 0 && if_clause &&
+                   cpyfn == nullptr && static_cast<unsigned long>(arg_size) <= 32 && arg_align <= 8)) {
     task_plain(fn, data, arg_size);
     return;
   }
-  task_general_at(fn, data, cpyfn, arg_size, arg_align, if_clause, &flags, &depend, &detach);
+#if PLAIT_OMP_PRIORITY_BY_VALUE
+  task_general_at(fn, data, cpyfn, arg_size, arg_align, if_clause, &flags, &depend, &detach, priority);
+#else
+  (void)priority;  // read by task_general_at from its stack slot (see there)
+  task_general_at(fn, data, cpyfn, arg_size, arg_align, if_clause, &flags, &depend, &detach, 0);
+#endif
 }
 
 void GOMP_taskwait(void) {
@@ -883,6 +1055,7 @@ void GOMP_taskgroup_end(void) {
   Taskgroup* g = c->group;
   if (g == nullptr) fatal("GOMP_taskgroup_end without GOMP_taskgroup_start");
   if (detail::Worker* w = detail::current_worker(); w != nullptr) detail::group_wait(w, &g->pending, g->floor);
+  if (PLAIT_UNLIKELY(c->sched != nullptr)) end_taskgroup_queue(*c, g);
   c->group = g->prev;
   delete g;
 }
@@ -902,7 +1075,7 @@ namespace {
 // argument block and its bounds written into the block's first two words.
 template <class T>
 void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags,
-              unsigned long num_tasks, T start, T step, std::int64_t n) {
+              int priority, unsigned long num_tasks, T start, T step, std::int64_t n) {
   if ((flags & task_reduction) != 0 && (flags & task_nogroup) != 0)
     fatal("GOMP_taskloop with a reduction and nogroup (the reduction needs the taskloop's taskgroup)");
   if (n <= 0 && (flags & task_reduction) == 0) return;
@@ -949,7 +1122,8 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
       std::memcpy(buf.data(), data, static_cast<std::size_t>(arg_size));
       std::memcpy(buf.data(), b, sizeof b);
       block = buf.data();
-      GOMP_task(fn, block, nullptr, arg_size, arg_align, (flags & task_if) != 0, flags & (task_final | task_untied), nullptr, 0, nullptr);
+      GOMP_task(fn, block, nullptr, arg_size, arg_align, (flags & task_if) != 0,
+                flags & (task_final | task_untied | task_priority), nullptr, priority, nullptr);
     } else {
       // cpyfn copies from the caller's block; the bounds are written into the task's own copy by
       // a wrapper: run the copy, then patch.
@@ -966,7 +1140,8 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
                   patch.cpy(dst, src);
                   std::memcpy(dst, patch.b, sizeof patch.b);
                 },
-                arg_size, arg_align, (flags & task_if) != 0, flags & (task_final | task_untied), nullptr, 0, nullptr);
+                arg_size, arg_align, (flags & task_if) != 0, flags & (task_final | task_untied | task_priority), nullptr,
+                priority, nullptr);
     }
     lo = hi;
   }
@@ -979,20 +1154,21 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
 extern "C" {
 
 void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-                   unsigned flags, unsigned long num_tasks, int /*priority*/, long start, long end, long step) {
+                   unsigned flags, unsigned long num_tasks, int priority, long start, long end, long step) {
   std::int64_t n;
   if (step > 0) n = end > start ? (end - start + step - 1) / step : 0;
   else n = start > end ? (start - end - step - 1) / -step : 0;
-  plait::omp::taskloop<long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, start, step, n);
+  plait::omp::taskloop<long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start, step, n);
 }
 
 void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-                       unsigned flags, unsigned long num_tasks, int /*priority*/, unsigned long long start,
+                       unsigned flags, unsigned long num_tasks, int priority, unsigned long long start,
                        unsigned long long end, unsigned long long step) {
   std::int64_t n;
   if (flags & task_up) n = end > start ? static_cast<std::int64_t>((end - start + step - 1) / step) : 0;
   else n = start > end ? static_cast<std::int64_t>((start - end - step - 1) / -step) : 0;
-  plait::omp::taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, start, step, n);
+  plait::omp::taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start,
+                                           step, n);
 }
 
 }  // extern "C"

@@ -235,10 +235,8 @@ static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noex
     implicit.group = g->prev;
     delete g;
   }
-  if (implicit.deps != nullptr) {
-    implicit.deps->wait();  // its tasks are done (the barrier waited for them); let the group settle
-    delete implicit.deps;
-    implicit.deps = nullptr;
+  if (implicit.sched != nullptr) {
+    release_child_sched(implicit);  // its tasks are done (the barrier waited for them)
   }
   t = saved;
 }
