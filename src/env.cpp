@@ -25,8 +25,6 @@
 
 namespace plait {
 
-static constexpr unsigned max_workers = 1024;
-
 [[noreturn]] static void bad(const char* var, const std::string& val, const std::string& accepted) {
   throw std::invalid_argument(std::string("plait: ") + var + "='" + val + "' is not valid; accepted: " + accepted);
 }

@@ -30,6 +30,9 @@ struct Injected {
   OnceLatch done;  // set (code 1) by the worker that ran it; its last access to the job
 };
 
+// Victims a look for work samples per CPU in an oversubscribed pool (Pool::look_attempts).
+inline constexpr unsigned look_sample_per_cpu = 4;
+
 class Pool {
  public:
   // caller_is_worker0: no thread is started for worker 0; a thread that wants to work in the
@@ -62,8 +65,16 @@ class Pool {
   alignas(cache_line) std::atomic<bool> shutdown{false};
 
   // Pauses a waiting or idle worker spins before yielding its core (run_until, wait.cpp):
-  // long when every worker has a core of its own, short when the pool is oversubscribed.
-  unsigned spin_limit = 2048;
+  // long when every worker has a core of its own, short when the pool is oversubscribed — by its
+  // own size, or by other pools running at the same time (the OpenMP front door's nested teams
+  // lower it while they run). relaxed: a tuning value, read once per wait.
+  std::atomic<unsigned> spin_limit{2048};
+  unsigned spin_limit_alone = 2048;  // what the pool's own size calls for
+  // Victims one look for work tries (find_work): every other worker while each has a CPU; with
+  // more workers than CPUs a random sample (look_sample_per_cpu per CPU, at least 8): a look of
+  // every waiting worker at every other is O(n^2) requests on the victims' lines, and a team of
+  // 1000 threads on 2 CPUs spent 80 % of its time there.
+  unsigned look_attempts = 1;
 
   // Tracing (src/trace.cpp): on when trace_path is non-empty. Clock: TSC ticks, mapped to ns at
   // write time from two (ticks, CLOCK_MONOTONIC) pairs.
@@ -147,6 +158,8 @@ std::uint64_t now_ns() noexcept;
 void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept;
 // Hands m to worker `to` (which must have no mail pending) and wakes it if it sleeps.
 void post_mail(Pool* p, Worker* to, Mail* m) noexcept;
+// The same for `count` workers at once, with one wake-up for all of them.
+void post_mails(Pool* p, Worker* const* to, Mail* const* m, unsigned count) noexcept;
 
 // poll.cpp: external progress (the Pool fields above; docs/design.md, "External progress").
 // Whether anything external may want this worker: a registered poller or a handed-in completion.
@@ -190,6 +203,8 @@ void wake_work_waiters() noexcept;
 
 // worker.cpp
 void* worker_main(void* arg);
+// The worker's own random sequence (xorshift64*; owner-only state): victims to sample.
+unsigned next_random(Worker* w) noexcept;
 bool find_work(Worker* w) noexcept;
 // Runs one root task queued on w's pool, if any (true when it ran one).
 bool take_injected(Worker* w) noexcept;

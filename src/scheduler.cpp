@@ -2,6 +2,7 @@
 // counters, and the process-wide default pool.
 #include "pool_impl.hpp"
 
+#include <algorithm>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -25,7 +26,9 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     // Measured (docs/performance.md): polling after every pause for ~2048 pauses cut the 2-core
     // steal cost; with more workers than CPUs a spinning worker steals the core of the one it
     // waits for, so there it yields almost at once.
-    spin_limit = n > cpus ? 16 : 2048;
+    spin_limit_alone = n > cpus ? 16 : 2048;
+    spin_limit.store(spin_limit_alone, std::memory_order_relaxed);
+    look_attempts = n > cpus ? std::min(n - 1, std::max(8u, look_sample_per_cpu * cpus)) : n - 1;
   }
   // from_env has set every policy (the options below are the resolved ones).
   poll_period_ns = opts.poll_period_us * 1000;

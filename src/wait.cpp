@@ -154,6 +154,18 @@ static bool look(Worker* w, wait_policy pol, Worker* thief) noexcept {
     case wait_policy::help: {
       Pool* p = w->pool;
       const unsigned n = p->n;
+      if (PLAIT_UNLIKELY(p->look_attempts + 1 < n)) {
+        // Oversubscribed: the last victim, then a random sample (Pool::look_attempts).
+        unsigned v = w->last_victim;
+        for (unsigned k = 0; k < p->look_attempts; ++k) {
+          if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
+            w->last_victim = v;
+            return true;
+          }
+          v = next_random(w) % n;
+        }
+        return false;
+      }
       for (unsigned k = 0; k + 1 < n; ++k) {
         unsigned v = (w->last_victim + k) % n;
         if (v == w->index) v = (v + 1) % n;
@@ -184,7 +196,8 @@ void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) no
   PLAIT_ASSERT((w == nullptr) == (pol == wait_policy::block));
   PLAIT_ASSERT((thief != nullptr) == (pol == wait_policy::leapfrog));
   Pool* const p = w != nullptr ? w->pool : nullptr;
-  const unsigned spin_limit = p != nullptr ? p->spin_limit : 2048;
+  // relaxed: a tuning value (Pool::spin_limit).
+  const unsigned spin_limit = p != nullptr ? p->spin_limit.load(std::memory_order_relaxed) : 2048;
   const bool may_sleep = p == nullptr || *p->opts.idle == idle_policy::sleep;  // resolved: always set
   unsigned spins = 0;
   std::uint64_t since = 0;

@@ -11,7 +11,7 @@
 
 namespace plait::detail {
 
-static unsigned next_random(Worker* w) noexcept {
+unsigned next_random(Worker* w) noexcept {
   // xorshift64*: per-worker, owner-only state.
   std::uint64_t x = w->rng;
   x ^= x >> 12;
@@ -86,9 +86,9 @@ bool find_work(Worker* w) noexcept {
   if (n == 1) return false;
   if (w->vorder != nullptr) return find_work_near(w, *w->vorder);
   // The last victim that had work first (it often still has), then random ones; one round is
-  // n-1 attempts.
+  // n-1 attempts, or a sample of them when the pool is oversubscribed (Pool::look_attempts).
   unsigned v = w->last_victim;
-  for (unsigned k = 0; k + 1 < n; ++k) {
+  for (unsigned k = 0; k < p->look_attempts; ++k) {
     if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
       w->last_victim = v;
       return true;

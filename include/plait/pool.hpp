@@ -48,9 +48,13 @@ enum class steal_policy {
 // trace_path. A value set here, including one equal to the built-in default (say
 // `.steal = steal_policy::one`), wins over the variable, which is then not read. pool::options()
 // returns the resolved options: every policy set.
+// The most workers one pool has (pool_options::num_workers, PLAIT_NUM_THREADS; the OpenMP front
+// door's largest team).
+inline constexpr unsigned max_workers = 1024;
+
 struct pool_options {
   // 0: PLAIT_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the hardware's CPU count.
-  unsigned num_workers = 0;
+  unsigned num_workers = 0;  // at most max_workers
   // Unset: PLAIT_PIN, else pin_policy::none.
   std::optional<pin_policy> pin = std::nullopt;
   // Unset: PLAIT_IDLE, else idle_policy::sleep.

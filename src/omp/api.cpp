@@ -107,8 +107,9 @@ int omp_get_dynamic(void) { return thread_state().icv.dyn ? 1 : 0; }
 void omp_set_nested(int v) { thread_state().icv.max_active_levels = v != 0 ? 255 : 1; }
 int omp_get_nested(void) { return thread_state().icv.max_active_levels > 1 ? 1 : 0; }
 int omp_get_thread_limit(void) {
+  // At most the largest team there is (a pool's max_workers): what a region can be given.
   const unsigned icv = thread_state().icv.thread_limit, l = icv != 0 ? icv : global().thread_limit;
-  return l == 0 ? 2147483647 : static_cast<int>(l > 2147483647u ? 2147483647u : l);
+  return static_cast<int>(l == 0 || l > plait::max_workers ? plait::max_workers : l);
 }
 void omp_set_max_active_levels(int v) {
   if (v >= 0) thread_state().icv.max_active_levels = static_cast<unsigned>(v > 255 ? 255 : v);
@@ -146,7 +147,7 @@ int omp_get_num_devices(void) { return 0; }
 int omp_get_device_num(void) { return 0; }
 int omp_get_initial_device(void) { return 0; }
 int omp_is_initial_device(void) { return 1; }
-int omp_get_num_teams(void) { return host_num_teams; }
+int omp_get_num_teams(void) { return thread_state().num_teams; }
 // A negative value is ignored; 0 is taken (libgomp 12 does both): the next teams construct
 // without num_teams then has 3 teams again.
 void omp_set_num_teams(int n) {
@@ -157,7 +158,7 @@ void omp_set_teams_thread_limit(int n) {
   if (n >= 0) teams_thread_limit_cell().store(static_cast<unsigned>(n), std::memory_order_relaxed);  // relaxed: as above
 }
 int omp_get_teams_thread_limit(void) { return static_cast<int>(teams_thread_limit_var()); }
-int omp_get_team_num(void) { return host_team_num; }
+int omp_get_team_num(void) { return thread_state().team_num; }
 
 // omp_sched_t: 1 static, 2 dynamic, 3 guided, 4 auto; | 0x80000000 monotonic.
 void omp_set_schedule(int kind, int chunk) {

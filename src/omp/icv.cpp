@@ -174,8 +174,8 @@ static Global read_env() {
     g.icv.run_chunk = 1;
   }
   // Nested parallelism: inner regions run with one thread unless OMP_MAX_ACTIVE_LEVELS (or
-  // OMP_NESTED=true) allows more, as in libgomp. Plait runs an active inner region as a team of
-  // one thread in any case (docs/openmp.md, "Nested parallel regions"), but the levels are kept.
+  // OMP_NESTED=true, or an OMP_NUM_THREADS list) allows more, as in libgomp (team.cpp, "Nested
+  // regions").
   g.icv.max_active_levels = 1;
   if (const char* v = std::getenv("OMP_NESTED")) {
     bool b;
@@ -269,7 +269,8 @@ void print_env(bool verbose) {
   std::fprintf(stderr, "  OMP_PROC_BIND = '%s'\n", binds[g.icv.bind]);
   std::fprintf(stderr, "  OMP_STACKSIZE = '%zu'\n", g.stacksize);
   std::fprintf(stderr, "  OMP_WAIT_POLICY = '%s'\n", g.wait_active ? "ACTIVE" : "PASSIVE");
-  std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n", g.thread_limit == 0 ? 4294967295u : g.thread_limit);
+  std::fprintf(stderr, "  OMP_THREAD_LIMIT = '%u'\n",
+               g.thread_limit == 0 || g.thread_limit > plait::max_workers ? plait::max_workers : g.thread_limit);
   std::fprintf(stderr, "  OMP_MAX_ACTIVE_LEVELS = '%u'\n", g.icv.max_active_levels);
   std::fprintf(stderr, "  OMP_NUM_TEAMS = '%u'\n", g.nteams);
   std::fprintf(stderr, "  OMP_TEAMS_THREAD_LIMIT = '%u'\n", g.teams_thread_limit);

@@ -347,6 +347,7 @@ struct Team {
   void (*fn)(void*) = nullptr;
   void* data = nullptr;
   Icv icv;                    // the members' ICVs at the start
+  int league_num = 0, league_size = 1;  // the host league's team the region runs in (Thread::team_num)
 
   // Barrier: arrivals of the current phase, and one latch per phase parity (see team_barrier).
   alignas(cache_line) std::atomic<unsigned> arrived{0};
@@ -399,6 +400,11 @@ struct Thread {
   std::int64_t static_next = 0;   // static: index of the next chunk of this thread
   std::int64_t ord_iter = 0;      // ordered: the logical iteration this thread is at
   std::int64_t ord_end = 0;       // ordered: end of this thread's current chunk
+  // The host league this thread's task belongs to (GOMP_teams_reg, GOMP_teams4: omp_get_team_num,
+  // omp_get_num_teams): set by the teams construct on its initial thread, and handed by a
+  // parallel region inside a team to every member (Team::league_num).
+  int team_num = 0;
+  int num_teams = 1;
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.
@@ -436,7 +442,8 @@ void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup
 void parallel_end();
 void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks of the region included)
 [[noreturn]] void fatal(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
-// How many threads a parallel construct asking for `requested` gets on t (1 when nested).
+// How many threads a parallel construct asking for `requested` gets on t (max-active-levels, and
+// the threads thread-limit-var leaves: team.cpp).
 unsigned region_size(Thread& t, unsigned requested);
 
 // task.cpp: the innermost taskgroup of t's current task (its own, or the one it was made in).
@@ -477,9 +484,6 @@ void forget_task_reductions(std::uintptr_t* data) noexcept;
 // loop.cpp: scope with a reduction(task, ...): registers as a worksharing construct's.
 void scope_task_reductions(std::uintptr_t* reductions);
 
-// team.cpp: the host league of GOMP_teams_reg (omp_get_team_num / omp_get_num_teams).
-extern thread_local int host_team_num;
-extern thread_local int host_num_teams;
 // nteams-var and teams-thread-limit-var (device ICVs: one per process, set by omp_set_num_teams
 // and omp_set_teams_thread_limit, first read from the environment).
 unsigned nteams_var();

@@ -108,15 +108,15 @@ void copy_firstprivate(char* buf, std::size_t mapnum, void** hostaddrs, const st
 void run_region(void (*fn)(void*), void** hostaddrs, unsigned thread_limit) {
   Thread& t = thread_state();
   const Icv saved = t.icv;
-  const int team_num = host_team_num, num_teams = host_num_teams;
+  const int team_num = t.team_num, num_teams = t.num_teams;
   t.icv = global().icv;
   if (thread_limit != 0) t.icv.thread_limit = thread_limit;
-  host_team_num = 0;
-  host_num_teams = 1;
+  t.team_num = 0;
+  t.num_teams = 1;
   fn(hostaddrs);
   t.icv = saved;
-  host_team_num = team_num;
-  host_num_teams = num_teams;
+  t.team_num = team_num;
+  t.num_teams = num_teams;
 }
 
 // A nowait target region deferred as a task: the block GOMP_task copies holds the body, the map
@@ -235,14 +235,15 @@ void GOMP_target(int device, void (*fn)(void*), const void* /*unused*/, std::siz
 // teams inside a target region: the lower bound's teams (at least 1), one after another; gcc
 // calls it with first = true, then after each team's body until it returns false.
 bool GOMP_teams4(unsigned num_teams_low, unsigned /*num_teams_high*/, unsigned thread_limit, bool first) {
+  Thread& t = thread_state();
   if (first) {
-    if (thread_limit != 0) thread_state().icv.thread_limit = thread_limit;  // omp_get_thread_limit clamps
-    host_num_teams = num_teams_low == 0 ? 1 : static_cast<int>(num_teams_low > INT_MAX ? INT_MAX : num_teams_low);
-    host_team_num = 0;
+    if (thread_limit != 0) t.icv.thread_limit = thread_limit;  // omp_get_thread_limit clamps
+    t.num_teams = num_teams_low == 0 ? 1 : static_cast<int>(num_teams_low > INT_MAX ? INT_MAX : num_teams_low);
+    t.team_num = 0;
     return true;
   }
-  if (host_team_num + 1 >= host_num_teams) return false;
-  ++host_team_num;
+  if (t.team_num + 1 >= t.num_teams) return false;
+  ++t.team_num;
   return true;
 }
 

@@ -8,9 +8,19 @@
 // is a latch wait that runs tasks meanwhile.
 //
 // Nested regions. An inner region (a parallel construct met inside a team, or by a thread that is
-// a worker of some other Plait pool) runs with a team of one thread: the levels, thread numbers
-// and team sizes that the omp_* queries report are the standard's for an inactive region. Its
-// explicit tasks run at once (undeferred). docs/openmp.md says why.
+// a worker of some other Plait pool) gets a team of its own when max-active-levels allows: a pool
+// of its size, taken from the same cache, whose worker 0 the encountering thread adopts for the
+// region's length (tl_worker goes back to the worker it was on at the end). Pools are used by one
+// region at a time, so two inner regions of one size at once run on two pools. An inner region
+// that gets one thread (max-active-levels reached, num_threads(1), the thread limit) is a team of
+// one off the pools: its explicit tasks run at once.
+//
+// Threads in use. `threads_in_use` counts the threads of the running regions (the encountering
+// thread once, plus the members each region started); thread-limit-var bounds it (a region gets
+// at most limit - in use + 1 threads, as libgomp counts its contention group), and while it is
+// above the CPUs every busy pool spins only briefly before yielding (libgomp's throttled spin
+// count): a waiting member of one team would otherwise take the core of a working member of
+// another.
 #include "omp_internal.hpp"
 
 #include <pthread.h>
@@ -26,6 +36,8 @@
 namespace plait::omp {
 
 void fatal(const char* fmt, ...) noexcept {
+  // What the program printed so far is its own: flushed before the line (as libgomp's exit does).
+  std::fflush(stdout);
   std::va_list ap;
   va_start(ap, fmt);
   std::fputs("plait-omp: ", stderr);
@@ -53,6 +65,14 @@ struct PoolSlot {
 };
 std::mutex pools_mu;
 std::vector<PoolSlot>* pools = nullptr;  // never freed: workers may outlive static destructors
+unsigned threads_in_use = 1;             // under pools_mu: the initial thread and every region's members
+
+// Under pools_mu: every busy pool's spin limit for the threads now in use (see the top).
+void set_spin_limits() {
+  const bool over = threads_in_use > global().num_procs;
+  for (PoolSlot& s : *pools)
+    if (s.busy) s.pool->spin_limit.store(over ? 16u : s.pool->spin_limit_alone, std::memory_order_relaxed);
+}
 }  // namespace
 
 static void write_traces_at_exit() noexcept {
@@ -65,9 +85,11 @@ static void write_traces_at_exit() noexcept {
 static detail::Pool* acquire_pool(unsigned n) {
   std::lock_guard<std::mutex> lk(pools_mu);
   if (pools == nullptr) pools = new std::vector<PoolSlot>();
+  threads_in_use += n - 1;
   for (PoolSlot& s : *pools) {
     if (!s.busy && s.pool->n == n) {
       s.busy = true;
+      set_spin_limits();
       return s.pool.get();
     }
   }
@@ -84,6 +106,7 @@ static detail::Pool* acquire_pool(unsigned n) {
   } catch (const std::exception& e) {
     fatal("cannot start a team of %u threads: %s", n, e.what());
   }
+  set_spin_limits();
   // PLAIT_TRACE: the pools live as long as the process (workers may outlive static destructors),
   // so their traces are written when it exits normally — one file per pool, numbered from the
   // second pool on as for any PLAIT_TRACE pool; a pool that omp_pause_resource shuts down writes
@@ -114,7 +137,21 @@ static void bind_initial_thread(int cpu) {
 static void release_pool(detail::Pool* p) {
   std::lock_guard<std::mutex> lk(pools_mu);
   for (PoolSlot& s : *pools)
-    if (s.pool.get() == p) s.busy = false;
+    if (s.pool.get() == p) {
+      s.busy = false;
+      threads_in_use -= p->n - 1;
+    }
+  set_spin_limits();
+}
+
+// The threads a region may add to those in use: thread-limit-var (the ICV of a teams region, else
+// OMP_THREAD_LIMIT, else the largest team a pool has) minus the threads in use, plus the
+// encountering thread, which the new team counts again.
+static unsigned threads_available(const Thread& t) {
+  unsigned limit = t.icv.thread_limit != 0 ? t.icv.thread_limit : global().thread_limit;
+  if (limit == 0 || limit > max_workers) limit = max_workers;
+  std::lock_guard<std::mutex> lk(pools_mu);
+  return threads_in_use >= limit ? 1 : limit - threads_in_use + 1;
 }
 
 // omp_pause_resource: the pools no region uses are shut down (~Pool joins their threads, writes a
@@ -213,6 +250,8 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
   t.level = team.level;
   t.active_level = team.active_level;
   t.icv = team.icv;
+  t.team_num = team.league_num;
+  t.num_teams = team.league_size;
   t.ws_seq = 0;
   t.single_seq = 0;
   t.bar_phase = 0;
@@ -256,6 +295,8 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
   t.level = team.level;
   t.active_level = team.active_level;
   t.icv = team.icv;
+  t.team_num = team.league_num;
+  t.num_teams = team.league_size;
   t.ws = nullptr;
   t.task = nullptr;  // set by the caller to the task's own context
   t.fast_w = w;
@@ -275,28 +316,31 @@ static void member_main(void* d, detail::Worker*) noexcept {
   team->left.count_down(1);  // the last access to the team (the master may free it at 0)
 }
 
-// How many threads a parallel construct gets (the standard's algorithm, without dynamic adjustment).
+// How many threads a parallel construct gets (the standard's algorithm, without dynamic
+// adjustment): one past max-active-levels, else the request (or nthreads-var) bounded by the
+// threads thread-limit-var leaves (which is at most max_workers: a larger request gets the
+// largest team there is, as libgomp gives the threads it can).
 static unsigned team_size(const Thread& t, unsigned requested) {
   if (t.active_level >= t.icv.max_active_levels) return 1;
   unsigned n = requested;
   if (n == 0) n = t.icv.nthreads;
-  const unsigned limit = t.icv.thread_limit != 0 ? t.icv.thread_limit : global().thread_limit;
-  if (limit != 0 && n > limit) n = limit;
-  return n < 1 ? 1 : n;
+  if (n <= 1) return 1;
+  const unsigned avail = threads_available(t);
+  return n > avail ? avail : n;
 }
 
-// A region inside a team (or inside a native Plait task) runs as a team of one on the thread,
-// off the pools; its tasks run at once. A region started from outside every pool gets a pool of
-// its size, also of one thread: its tasks are then deferred like any team's.
+// Whether the encountering thread is inside a team or a native Plait task already: a region of
+// one thread there runs off the pools (its tasks at once). A region started from outside every
+// pool gets a pool of its size even for one thread: its tasks are then deferred like any team's.
 static bool nested_region(const Thread& t) { return t.team != nullptr || detail::current_worker() != nullptr; }
 
-unsigned region_size(Thread& t, unsigned requested) { return nested_region(t) ? 1 : team_size(t, requested); }
+unsigned region_size(Thread& t, unsigned requested) { return team_size(t, requested); }
 
 // The team of a parallel construct: (up to) `requested` threads running fn(data). Returns whether
-// the region is nested (no pool, no members to start).
+// it runs off the pools (a team of one inside a team: no pool, no members to start).
 static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsigned requested) {
-  const bool nested = nested_region(t);
-  const unsigned n = nested ? 1 : team_size(t, requested);
+  const unsigned n = team_size(t, requested);
+  const bool nested = n == 1 && nested_region(t);
   team.n = n;
   team.level = t.level + 1;
   team.active_level = t.active_level + (n > 1 ? 1 : 0);
@@ -305,6 +349,8 @@ static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsi
   team.fn = fn;
   team.data = data;
   team.icv = t.icv;
+  team.league_num = t.team_num;
+  team.league_size = t.num_teams;
   if (t.level + 1 < global().nthreads_list.size()) team.icv.nthreads = global().nthreads_list[t.level + 1];
   if (t.level + 1 < global().bind_list.size()) team.icv.bind = global().bind_list[t.level + 1];
   team.phase[0].reset(1);
@@ -326,13 +372,17 @@ static detail::Worker* start_members(Team& team, std::vector<MemberArgs>& args, 
   if (p->worker0_cpu >= 0) bind_initial_thread(p->worker0_cpu);
   detail::Worker* const outer = detail::tl_worker;
   detail::tl_worker = w0;
+  std::vector<detail::Worker*> to(n);
+  std::vector<detail::Mail*> mails(n);
   for (unsigned i = 1; i < n; ++i) {
     args[i].m.mail = detail::Mail{&member_main, &args[i]};
     args[i].m.team = &team;
     args[i].m.num = i;
     args[i].pre = &pre;
-    detail::post_mail(p, &p->workers[i], &args[i].m.mail);
+    to[i] = &p->workers[i];
+    mails[i] = &args[i].m.mail;
   }
+  if (n > 1) detail::post_mails(p, to.data() + 1, mails.data() + 1, n - 1);
   return outer;
 }
 
@@ -563,11 +613,6 @@ extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsi
   return n;
 }
 
-namespace plait::omp {
-thread_local int host_team_num = 0;
-thread_local int host_num_teams = 1;
-}  // namespace plait::omp
-
 // teams on the host: the league's teams run one after another on the calling thread, each the
 // initial thread of its own team (a parallel construct inside one gets a team as usual). Without
 // a num_teams clause the league has nteams-var teams, or 3 when that is 0 (libgomp's choice);
@@ -582,11 +627,11 @@ extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams
   const unsigned outer_limit = t.icv.thread_limit;
   if (thread_limit != 0) t.icv.thread_limit = thread_limit;
   for (unsigned i = 0; i < num_teams; ++i) {
-    host_team_num = static_cast<int>(i);
-    host_num_teams = static_cast<int>(num_teams);
+    t.team_num = static_cast<int>(i);
+    t.num_teams = static_cast<int>(num_teams);
     fn(data);
   }
-  host_team_num = 0;
-  host_num_teams = 1;
+  t.team_num = 0;
+  t.num_teams = 1;
   t.icv.thread_limit = outer_limit;
 }
