@@ -248,21 +248,25 @@ struct TaskCtx {
   std::uint32_t floor;
   bool is_explicit;
   bool final;
-  // Every new child goes through the priority queue (one of them had a priority): next to `final`,
-  // so that GOMP_task's fast path tests both with one load (plain_children). Owner's thread only.
-  bool prio_mode;
+  // Why new children take the general way (next to `final`, so that GOMP_task's fast path tests
+  // both with one load: plain_children). Owner's thread only. mode_prio: every new child goes
+  // through the priority queue (one of them had a priority); mode_on_stack: the context of an
+  // undeferred task run on its creator's stack (task.cpp, run_included), which a deferred child
+  // first moves into a record.
+  std::uint8_t mode;
+  static constexpr std::uint8_t mode_prio = 1, mode_on_stack = 2;
 
   // An implicit task (or the initial task): no parent, not started.
   TaskCtx() noexcept
       : owner(nullptr), parent(nullptr), group(nullptr), sched(nullptr), floor(0), is_explicit(false), final(false),
-        prio_mode(false) {}
+        mode(0) {}
   // An explicit task's context in its record (task.cpp): `sub` holds the task itself until it is
   // complete. The maker writes `owner` (itself), `floor` is written when the body starts.
   struct explicit_task {};
   TaskCtx(explicit_task, TaskCtx* p, Taskgroup* g, bool fin) noexcept
-      : sub(1), parent(p), group(g), sched(nullptr), is_explicit(true), final(fin), prio_mode(false) {}
+      : sub(1), parent(p), group(g), sched(nullptr), is_explicit(true), final(fin), mode(0) {}
 
-  // Neither final nor in priority mode: a new child may take GOMP_task's fast path (one 16-bit load).
+  // Neither final nor in a mode: a new child may take GOMP_task's fast path (one 16-bit load).
   PLAIT_INLINE bool plain_children() const noexcept {
     std::uint16_t v;
     std::memcpy(&v, &final, sizeof v);
@@ -282,8 +286,8 @@ struct TaskCtx {
   }
 };
 static_assert(std::is_standard_layout_v<TaskCtx>);
-static_assert(offsetof(TaskCtx, prio_mode) == offsetof(TaskCtx, final) + 1 && sizeof(TaskCtx) == 72,
-              "final and prio_mode are one 16-bit word; the context stays 72 bytes");
+static_assert(offsetof(TaskCtx, mode) == offsetof(TaskCtx, final) + 1 && sizeof(TaskCtx) == 72,
+              "final and mode are one 16-bit word; the context stays 72 bytes");
 static_assert(offsetof(TaskCtx, sub) == offsetof(TaskCtx, kids) + sizeof(KidsCount) &&
                   offsetof(KidsCount, local) + sizeof(std::int32_t) == sizeof(KidsCount) &&
                   offsetof(OwnedCount, local) == 0,
