@@ -88,14 +88,14 @@ using namespace plait::omp;
 
 extern "C" {
 
+// The two most-called queries (a kernel may ask in every task): the thread's state as it is, no
+// ICV set-up (neither depends on the ICVs). A team's level is at least 1, and `num` is 0 outside
+// every team (a region gives the thread's state back at its end).
 int omp_get_num_threads(void) {
-  const Thread& t = thread_state();
-  return t.team != nullptr && t.team->level > 0 ? static_cast<int>(t.team->n) : 1;
+  const Team* team = tls.thread.team;
+  return team != nullptr ? static_cast<int>(team->n) : 1;
 }
-int omp_get_thread_num(void) {
-  const Thread& t = thread_state();
-  return t.team != nullptr && t.team->level > 0 ? static_cast<int>(t.num) : 0;
-}
+int omp_get_thread_num(void) { return static_cast<int>(tls.thread.num); }
 int omp_get_max_threads(void) { return static_cast<int>(thread_state().icv.nthreads); }
 void omp_set_num_threads(int n) {
   if (n > 0) thread_state().icv.nthreads = static_cast<unsigned>(n);

@@ -224,6 +224,11 @@ static Global read_env() {
       warn_invalid("OMP_PROC_BIND", v, "true, false, or a list of primary, master, close, spread");
     }
   }
+  // OMP_PLACES without OMP_PROC_BIND turns binding on (bind-var true), as in libgomp.
+  if (const char* v = std::getenv("OMP_PLACES"); v != nullptr && *v != '\0' && std::getenv("OMP_PROC_BIND") == nullptr) {
+    g.icv.bind = 1;
+    g.bind_list = {1};
+  }
   env_int("OMP_MAX_TASK_PRIORITY", 0, 1u << 30, "a non-negative integer", &g.max_task_priority);
   env_int("OMP_DEFAULT_DEVICE", 0, 1u << 30, "a non-negative integer", &g.icv.default_device);
   if (const char* v = std::getenv("OMP_TARGET_OFFLOAD")) {

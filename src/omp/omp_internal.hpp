@@ -100,6 +100,12 @@ void display_affinity_on_entry();
 void release_idle_pools();
 // places.cpp: the CPUs the process started with, ascending (read once, at load).
 const std::vector<int>& initial_cpus();
+// places.cpp: the place list (OMP_PLACES, else one place per CPU of the initial mask), the place
+// of each of a team's T members under bind policy `bind` (omp_proc_bind_t: 1 true, 2 primary,
+// 3 close, 4 spread) on P places, and that as pool_options::places for a bound team of n.
+const std::vector<std::vector<int>>& place_list();
+std::vector<std::size_t> place_assignment(unsigned T, int bind, std::size_t P);
+std::string team_places(unsigned n, int bind);
 
 // omp_alloctrait_t (and Fortran's omp_alloctrait, the same layout): an int-sized key in a
 // word-aligned slot, then the value. Read the key as `key & 0xffffffff` (the rest is padding).
@@ -352,6 +358,7 @@ struct Team {
   void* data = nullptr;
   Icv icv;                    // the members' ICVs at the start
   int league_num = 0, league_size = 1;  // the host league's team the region runs in (Thread::team_num)
+  std::vector<std::size_t> places;      // a bound first-level team: member i's place; else empty
 
   // Barrier: arrivals of the current phase, and one latch per phase parity (see team_barrier).
   alignas(cache_line) std::atomic<unsigned> arrived{0};
@@ -409,6 +416,9 @@ struct Thread {
   // parallel region inside a team to every member (Team::league_num).
   int team_num = 0;
   int num_teams = 1;
+  // The place this thread was assigned in a bound first-level team (omp_get_place_num), -1 when
+  // none: the place is then the one whose CPUs are its mask.
+  int place = -1;
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.

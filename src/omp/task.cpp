@@ -77,6 +77,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -850,6 +851,24 @@ TaskCtx* promote(Thread& t, detail::Worker* w, TaskCtx* c) {
   return &r->ctx;
 }
 
+// fn on the task's own copy of its arguments, made by the compiler's copy function: on the stack,
+// in the heap past 512 bytes.
+PLAIT_INLINE void run_copied(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                             long arg_align) {
+  const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
+  const std::size_t size = (arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0) + align;
+  alignas(16) unsigned char small[512];
+  std::unique_ptr<unsigned char[]> big;
+  unsigned char* buf = small;
+  if (size > sizeof small) {
+    big = std::make_unique_for_overwrite<unsigned char[]>(size);
+    buf = big.get();
+  }
+  void* arg = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(buf) + align - 1) & ~(align - 1));
+  cpyfn(arg, data);
+  fn(arg);
+}
+
 // Runs an undeferred or included task now (see above). (Not for detach: its completion waits for
 // the event, which needs a record.)
 PLAIT_INLINE void run_included(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
@@ -868,19 +887,7 @@ PLAIT_INLINE void run_included(Thread& t, detail::Worker* w, TaskCtx* parent, vo
   if (cpyfn == nullptr) {
     fn(data);
   } else {
-    // The task's own copy, made by the compiler's copy function, on the stack (the heap past 64 KiB).
-    const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
-    const std::size_t size = (arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0) + align;
-    alignas(16) unsigned char small[512];
-    std::vector<unsigned char> big;
-    unsigned char* buf = small;
-    if (size > sizeof small) {
-      big.resize(size);
-      buf = big.data();
-    }
-    void* arg = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(buf) + align - 1) & ~(align - 1));
-    cpyfn(arg, data);
-    fn(arg);
+    run_copied(fn, data, cpyfn, arg_size, arg_align);
   }
   TaskCtx* const cur = t.task;
   if (PLAIT_UNLIKELY(cur != &ctx)) {
@@ -1034,9 +1041,13 @@ PLAIT_NOINLINE void task_simple_general(void (*fn)(void*), void* data, long arg_
 PLAIT_OMP_NOIPA void task_general_at(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                                     long arg_align, bool if_clause, const unsigned* flags, void** const* depend,
                                     void* const* detach, [[maybe_unused]] int priority_value) {
-  // Undeferred or included, with no dependences and no detach: now, on the stack (run_included).
+  // Undeferred or included, with no dependences and no detach: now, on the stack (run_included,
+  // inline here: one call less per task).
   if ((*flags & (task_depend | task_detach)) == 0 && (!if_clause || (*flags & task_final) != 0)) {
-    task_included(fn, data, cpyfn, arg_size, arg_align, *flags);
+    Thread& t = thread_state();
+    TaskCtx* const parent = current_ctx(t);
+    detail::Worker* const w = t.fast_w != nullptr ? t.fast_w : detail::current_worker();
+    run_included(t, w, parent, fn, data, cpyfn, arg_size, arg_align, *flags);
     return;
   }
   int priority = 0;

@@ -62,6 +62,7 @@ namespace {
 struct PoolSlot {
   std::unique_ptr<detail::Pool> pool;
   bool busy = false;
+  bool bound = false;  // its workers are pinned to the first level's places (a first-level team's)
 };
 std::mutex pools_mu;
 std::vector<PoolSlot>* pools = nullptr;  // never freed: workers may outlive static destructors
@@ -82,12 +83,16 @@ static void write_traces_at_exit() noexcept {
   for (PoolSlot& s : *pools) detail::trace_write_now(s.pool.get());
 }
 
-static detail::Pool* acquire_pool(unsigned n) {
+// A pool of n workers for a team; `first_level`: a team started outside every team, which a bound
+// program pins to its places (an inner team is not bound: its members run where the OS puts them).
+static detail::Pool* acquire_pool(unsigned n, bool first_level) {
+  const Global& g = global();
+  const bool bound = first_level && g.icv.bind != 0 && std::getenv("PLAIT_PIN") == nullptr;
   std::lock_guard<std::mutex> lk(pools_mu);
   if (pools == nullptr) pools = new std::vector<PoolSlot>();
   threads_in_use += n - 1;
   for (PoolSlot& s : *pools) {
-    if (!s.busy && s.pool->n == n) {
+    if (!s.busy && s.pool->n == n && s.bound == bound) {
       s.busy = true;
       set_spin_limits();
       return s.pool.get();
@@ -95,14 +100,13 @@ static detail::Pool* acquire_pool(unsigned n) {
   }
   pool_options o;
   o.num_workers = n;
-  const Global& g = global();
   if (g.stacksize != 0) o.stack_size = g.stacksize;
   if (g.wait_active) o.idle = idle_policy::spin;
-  // OMP_PROC_BIND (true, close, spread, primary): member i bound to the i-th CPU of the process's
-  // mask, as PLAIT_PIN=cores does (which, when set, decides instead).
-  if (g.icv.bind != 0 && std::getenv("PLAIT_PIN") == nullptr) o.pin = pin_policy::cores;
+  // Bound (bind-var true, close, spread, primary; places.cpp): member i pinned to the place the
+  // policy gives it on the place list. PLAIT_PIN, when set, decides instead (pool_options::from_env).
+  if (bound) o.places = team_places(n, g.icv.bind);
   try {
-    pools->push_back(PoolSlot{std::make_unique<detail::Pool>(o, /*caller_is_worker0=*/true), true});
+    pools->push_back(PoolSlot{std::make_unique<detail::Pool>(o, /*caller_is_worker0=*/true), true, bound});
   } catch (const std::exception& e) {
     fatal("cannot start a team of %u threads: %s", n, e.what());
   }
@@ -252,6 +256,7 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
   t.icv = team.icv;
   t.team_num = team.league_num;
   t.num_teams = team.league_size;
+  t.place = team.places.empty() ? -1 : static_cast<int>(team.places[num]);
   t.ws_seq = 0;
   t.single_seq = 0;
   t.bar_phase = 0;
@@ -297,6 +302,7 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
   t.icv = team.icv;
   t.team_num = team.league_num;
   t.num_teams = team.league_size;
+  t.place = team.places.empty() ? -1 : static_cast<int>(team.places[w->index]);
   t.ws = nullptr;
   t.task = nullptr;  // set by the caller to the task's own context
   t.fast_w = w;
@@ -364,7 +370,9 @@ static bool init_team(Thread& t, Team& team, void (*fn)(void*), void* data, unsi
 // thread adopts worker 0 (the worker it was on, if any, is returned).
 static detail::Worker* start_members(Team& team, std::vector<MemberArgs>& args, const PreWork& pre) {
   const unsigned n = team.n;
-  detail::Pool* p = acquire_pool(n);
+  detail::Pool* p = acquire_pool(n, team.level == 1);
+  if (team.level == 1 && global().icv.bind != 0 && std::getenv("PLAIT_PIN") == nullptr)
+    team.places = place_assignment(n, global().icv.bind, place_list().size());
   team.pool = p;
   team.left.reset(n - 1);
   args.resize(n);
