@@ -10,7 +10,7 @@ export PATH := $(HOME)/.local/bin:$(PATH)
 
 TEST_PRESETS ?= gcc-release clang-release gcc-debug tsan asan
 
-.PHONY: all bootstrap build demo test test-% build-% bins-% bench-fib install-check pytest clean
+.PHONY: all bootstrap build demo test test-% build-% bins-% bench-fib install-check pytest clean fuzz-omp
 
 all: build
 
@@ -55,6 +55,14 @@ install-check: build-gcc-release
 
 pytest:
 	@if [ -f python/pyproject.toml ]; then cd python && PLAIT_BENCH_REQUIRE_BUILD=1 uv run --frozen pytest -q; else echo "no python package yet"; fi
+
+# The OpenMP differential tester for longer: make fuzz-omp SECONDS=3600 [SEED=7]; findings (reduced
+# programs) go to results/omp-fuzz/ (docs/openmp.md, "Differential testing").
+SECONDS ?= 600
+SEED ?= $(shell date +%s)
+fuzz-omp: build-gcc-release
+	@python3 tools/omp-fuzz/omp_fuzz.py --seconds $(SECONDS) --seed $(SEED) --keep-going \
+	  --plait build/gcc-release/libplait-omp.so.1 --work results/omp-fuzz
 
 bench-fib: build
 	@scripts/bench_fib.py --markdown
