@@ -47,3 +47,6 @@ def _clean_env(monkeypatch):
               "PLAIT_BENCH_CLANG_BIN", "PLAIT_BENCH_LIBOMP", "LD_PRELOAD"):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("PLAIT_ROOT", str(REPO))
+    # The tests of the report's mechanics run fake studies on whatever this machine is doing: the
+    # machine's readings are stored but decide nothing (quiet.py). test_quiet.py turns the check on.
+    monkeypatch.setenv("PLAIT_BENCH_QUIET_CHECK", "off")

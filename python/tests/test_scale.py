@@ -46,8 +46,16 @@ def fib_trace(tmp_path_factory):
 def costs(tmp_path_factory):
     """A real calibration (one round)."""
     out = tmp_path_factory.mktemp("cm") / "cost-model.json"
-    m = scale.calibrate(type("B", (), {"gcc": GCC_BIN})(), out, rounds=1)
-    return out, m
+    # calibrate refuses a model measured on a busy machine; a burst of load from elsewhere gets
+    # two more chances before the tests that need a model fail
+    for attempt in range(3):
+        try:
+            m = scale.calibrate(type("B", (), {"gcc": GCC_BIN})(), out, rounds=1)
+            return out, m
+        except scale.ScaleError as e:
+            if "busy machine" not in str(e) or attempt == 2:
+                raise
+            time.sleep(10)
 
 
 def test_calibration_measures_and_writes_the_model(costs):
@@ -181,7 +189,8 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path):
         out, err = p.communicate(timeout=120)
         # The first few ms are the interpreter's own start (it reports a Ctrl-C there itself, as
         # for any Python program, or dies by the signal); from plait_bench's first line on: ours.
-        if "Could not import runpy module" in err or p.returncode == -signal.SIGINT:
+        if "Could not import runpy module" in err or "Fatal Python error: init_import_site" in err or \
+                p.returncode == -signal.SIGINT:
             assert "plait_bench" not in err, (delay, err)
             continue
         assert "Traceback" not in err, (delay, err)

@@ -188,7 +188,7 @@ def tour_env(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "FAKE_BENCH"))}
     env.update(PLAIT_ROOT=str(REPO), PLAIT_BENCH_DB=str(tmp_path / "r.db"), PLAIT_BENCH_GCC_BIN=str(bins.gcc),
                PLAIT_BENCH_CLANG_BIN=str(bins.clang), PLAIT_BENCH_LIBOMP=str(libomp), COLUMNS="200",
-               PLAIT_BENCH_MPIRUN=str(mpirun))
+               PLAIT_BENCH_MPIRUN=str(mpirun), PLAIT_BENCH_QUIET_CHECK="off")
     return tmp_path, env
 
 

@@ -151,17 +151,24 @@ def main() -> None:
 @click.option("--new", "new_session", is_flag=True, help="Start a new session even if an unfinished one of this study could be resumed.")
 @click.option("--keep-going", is_flag=True, help="Run even if some binaries are missing; their runs are stored as failed ('missing').")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary table at the end.")
+@click.option("--wait-quiet", type=click.FloatRange(0, 86400), default=0, metavar="SECONDS",
+              help="Wait up to SECONDS for a quiet machine before the first run (no other thread wanting a CPU, "
+                   "no steal, the probe at its usual speed); then run anyway, with a warning.")
 @ROUNDS_OPTION
 @common
-def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, rounds: int | None) -> None:
+def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, rounds: int | None,
+        wait_quiet: float) -> None:
     """Run STUDY (a name in studies/ or a path to a .toml file).
 
     Every configuration (benchmark x runtime x threads x parameters) gets its warm-up run(s), then one
     run per round; the order is shuffled anew every round with the study's seed, so drift hits every
     runtime alike. Runs are pinned to CPUs 0..P-1, get an unlimited stack (and OMP_STACKSIZE), and are
     killed after the study's timeout. Each run is stored in its own transaction; an interrupted study
-    resumes where it stopped when run again (same study file, same commit). Exit status 1 if any run
-    failed, 2 for a bad study file or missing binaries, 130 if interrupted.
+    resumes where it stopped when run again (same study file, same commit). The machine's state is
+    read before the first run and between rounds (load, other runnable threads, steal, a calibration
+    probe) and stored; a busy machine is a warning here and makes the report's verdicts of the
+    rounds it disturbed "not decided". Exit status 1 if any run failed, 2 for a bad study file or
+    missing binaries, 130 if interrupted.
     """
     from .summary import print_summary
     from .sweep import MissingBinaries, run_study
@@ -176,7 +183,8 @@ def run(ctx, study: str, new_session: bool, keep_going: bool, no_summary: bool, 
 
     signal.signal(signal.SIGTERM, _term)
     try:
-        res = run_study(st, con, ctx["bins"], ctx["root"], new_session=new_session, keep_going=keep_going, console=err)
+        res = run_study(st, con, ctx["bins"], ctx["root"], new_session=new_session, keep_going=keep_going, console=err,
+                        wait_quiet=wait_quiet)
     except MissingBinaries as e:
         gone = ctx["bins"].missing_dirs(e.paths)
         if gone:
@@ -453,8 +461,11 @@ def instr(ctx, kernels, build, params) -> None:
 @click.option("--keep-going", is_flag=True, help="Run even if some binaries are missing; their runs are stored as failed.")
 @click.option("--report-only", is_flag=True, help="Only (re)write the report of the last tour run (finished or not).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help="Report folder [default: <repo>/report].")
+@click.option("--wait-quiet", type=click.FloatRange(0, 86400), default=0, metavar="SECONDS",
+              help="Before each study, wait up to SECONDS for a quiet machine (as plait-bench run --wait-quiet).")
 @common
-def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, report_only: bool, out_dir: Path | None) -> None:
+def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, report_only: bool, out_dir: Path | None,
+         wait_quiet: float) -> None:
     """Run a tour: the studies of all four papers (and the OpenMP front door) as one job, then
     report/index.md opening with a verdict table per study (`make demo`).
 
@@ -494,7 +505,7 @@ def tour(ctx, name: str | None, full: bool, new_tour: bool, keep_going: bool, re
         signal.signal(signal.SIGTERM, _term)
         try:
             res = run_tour(t, con, ctx["bins"], ctx["root"], ctx["db_path"], new=new_tour, keep_going=keep_going,
-                           console=err)
+                           console=err, wait_quiet=wait_quiet)
         except MissingBinaries as e:
             lines = "\n".join(f"  - {p}" for p in e.paths)
             die(f"tour '{t.name}' needs benchmark binaries that do not exist:\n{lines}\nbuild them (make build)")

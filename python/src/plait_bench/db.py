@@ -115,6 +115,25 @@ CREATE TABLE IF NOT EXISTS run_stats (
     text   TEXT,
     PRIMARY KEY (run_id, name)
 );
+CREATE TABLE IF NOT EXISTS machine_states (
+    id               INTEGER PRIMARY KEY,
+    session_id       INTEGER NOT NULL REFERENCES sessions(id),
+    round            INTEGER NOT NULL,  -- the round that follows the reading (-1: after the last)
+    taken_at         TEXT NOT NULL,
+    load1            REAL,
+    load5            REAL,
+    others           REAL,              -- threads wanting a CPU besides the reader (quiet.py)
+    steal_pct        REAL,
+    cpus_online      INTEGER,
+    governor         TEXT,
+    turbo            TEXT,
+    mem_available_mb REAL,
+    cpu_pressure     REAL,
+    mem_pressure     REAL,
+    probe_s          REAL,              -- the calibration probe's time
+    busy             TEXT               -- what disturbed the reading, NULL: quiet
+);
+CREATE INDEX IF NOT EXISTS machine_states_session ON machine_states(session_id);
 CREATE TABLE IF NOT EXISTS instr (
     id             INTEGER PRIMARY KEY,
     kernel         TEXT NOT NULL,
@@ -137,10 +156,14 @@ def now() -> str:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# Every table and column the tool reads or writes: a file at our schema version must have them all.
+# Every table and column the tool reads or writes: a file at our schema version must have them all,
+# but the tables added to version 1 later (ADDED_TABLES), which a write connection creates in a file
+# that lacks them and readers take as empty.
+ADDED_TABLES = ("machine_states",)
 REQUIRED = {
     t: {ln.split()[0] for ln in body.splitlines() if ln.strip() and not ln.split()[0].startswith(("UNIQUE", "PRIMARY"))}
     for t, body in re.findall(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\n\);", SCHEMA, re.S)
+    if t not in ADDED_TABLES
 }
 
 
@@ -260,6 +283,11 @@ def connect(path: Path | str, write: bool = True) -> sqlite3.Connection:
         con.execute("PRAGMA synchronous = NORMAL")
         if empty:
             con.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
+        else:
+            # tables added to the schema later: created in a file that lacks them (IF NOT EXISTS)
+            added = "\n".join(stmt + ";" for stmt in SCHEMA.split(";")
+                              if any(f"EXISTS {t} " in stmt or f"ON {t}(" in stmt for t in ADDED_TABLES))
+            con.executescript(f"BEGIN IMMEDIATE;\n{added}\nCOMMIT;")
         return con
     except sqlite3.DatabaseError as e:
         con.close()
@@ -535,3 +563,34 @@ def latest_instr(con: sqlite3.Connection, kernel: str, commit: str | None = None
 
 def rows_to_dicts(rows: Iterable[sqlite3.Row]) -> list[dict]:
     return [dict(r) for r in rows]
+
+
+def store_machine_state(con: sqlite3.Connection, session_id: int, round_: int, state: dict, busy: str | None) -> None:
+    cols = ["load1", "load5", "others", "steal_pct", "cpus_online", "governor", "turbo", "mem_available_mb",
+            "cpu_pressure", "mem_pressure", "probe_s"]
+    con.execute("BEGIN IMMEDIATE")
+    con.execute(
+        f"INSERT INTO machine_states (session_id, round, taken_at, {', '.join(cols)}, busy) "
+        f"VALUES (?, ?, ?, {', '.join('?' * len(cols))}, ?)",
+        (session_id, round_, now(), *[state.get(c) for c in cols], busy))
+    con.execute("COMMIT")
+
+
+def machine_states(con: sqlite3.Connection, session_ids: list[int]) -> list[sqlite3.Row]:
+    """The readings of these sessions in order; none from a file older than the table."""
+    if not session_ids:
+        return []
+    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'machine_states'").fetchone() is None:
+        return []
+    return con.execute(
+        f"SELECT * FROM machine_states WHERE session_id IN ({','.join('?' * len(session_ids))}) ORDER BY id",
+        list(session_ids)).fetchall()
+
+
+def best_probe(con: sqlite3.Connection, machine_id: int) -> float | None:
+    """The fastest calibration probe ever read on this machine (the probe's reference speed)."""
+    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'machine_states'").fetchone() is None:
+        return None
+    row = con.execute("SELECT MIN(m.probe_s) FROM machine_states m JOIN sessions s ON s.id = m.session_id "
+                      "WHERE s.machine_id = ? AND m.probe_s > 0", (machine_id,)).fetchone()
+    return row[0] if row and row[0] else None

@@ -168,6 +168,38 @@ class _Context:
 # ---------------- the sections, in the order of index.md ----------------
 
 
+def machine_state_line(states) -> str:
+    """The session's machine readings in one cell: quiet, or which rounds a busy machine disturbed."""
+    from .verdicts import disturbed_rounds
+
+    if not states:
+        return "not recorded (a session from before the readings)"
+    rounds, busy = disturbed_rounds(states)
+    probes = [st["probe_s"] for st in states if st["probe_s"]]
+    spread = f"; the probe varied {max(probes) / min(probes):.2f}× across the readings" if len(probes) > 1 else ""
+    if not busy:
+        return f"**quiet** in all {len(states)} readings (before the first run, between rounds, after the last){spread}"
+    where = f"rounds {', '.join(map(str, sorted(rounds)))}" if rounds else "the warm-up only"
+    return (f"**busy** in {len(busy)} of {len(states)} readings, disturbing {where} ({busy[0]['busy']}){spread}: "
+            f"timed comparisons of those rounds are not trustworthy (the tour's verdicts say 'not decided')")
+
+
+def machine_state_table(states) -> list[str]:
+    """The readings, when any was busy: what each saw."""
+    if not any(st["busy"] for st in states):
+        return []
+    best = min((st["probe_s"] for st in states if st["probe_s"]), default=None)
+    rows = [[("after the last" if st["round"] < 0 else f"before round {st['round']}"),
+             f"{st['load1']:.2f}" if st["load1"] is not None else "–",
+             f"{st['others']:g}" if st["others"] is not None else "–",
+             f"{st['steal_pct']:.1f} %" if st["steal_pct"] is not None else "–",
+             f"{st['probe_s'] / best:.2f}×" if st["probe_s"] and best else "–",
+             st["busy"] or "quiet"] for st in states]
+    return ["\nMachine readings (plait-bench's quiet.py: other runnable threads, hypervisor steal, the calibration "
+            "probe against the session's fastest):\n",
+            md_table(["reading", "load 1 min", "other runnable", "steal", "probe", "verdict"], rows) + "\n"]
+
+
 def _header(ctx: _Context) -> Section:
     """Title, the session's facts, the placement and the definition of efficiency."""
     con, sess, session_id, facts, mline, runs, ds = (ctx.con, ctx.sess, ctx.session_id, ctx.facts, ctx.mline,
@@ -191,7 +223,9 @@ def _header(ctx: _Context) -> Section:
                  f"interleaved and shuffled per round (seed {sess['seed']})"],
         ["runs", f"{len(runs)} measured ({n_ok} ok, {n_fail} failed), {len(warm) - len(runs)} warm-up"],
         ["started / finished", f"{sess['started_at']} / {sess['finished_at'] or '–'}"],
+        ["machine state", machine_state_line(db.machine_states(con, [session_id]))],
     ]))
+    md += machine_state_table(db.machine_states(con, [session_id]))
     pin = con.execute("SELECT pinning FROM runs WHERE session_id = ? AND threads = ? LIMIT 1",
                       (session_id, ds.max_threads("uts") if "uts" in ds.kernels() else 1)).fetchone()
     if pin:

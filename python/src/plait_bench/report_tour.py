@@ -23,7 +23,7 @@ from .markdown import md_table
 from .report import write_report
 from .runner import FAILED_STATUSES
 from .tour import Tour
-from .verdicts import STUDIES, VERDICTS, PartData, Verdict
+from .verdicts import STUDIES, VERDICTS, PartData, Verdict, machine_undecided
 
 # The figures of a study's own report shown in the tour's section of the part (glob patterns, in order).
 KEY_FIGURES = {
@@ -35,7 +35,16 @@ KEY_FIGURES = {
     "mpi": ("ranks_*.png",),
 }
 VERDICT_MARK = {"agrees": "✅ agrees", "partly": "◐ partly", "disagrees": "❌ disagrees", "tie": "＝ tie",
-                "no data": "– no data"}
+                "no data": "– no data", "not decided": "⏸ not decided"}
+
+
+def mark(v: Verdict) -> str:
+    """The verdict's mark with its note: the size check ("agrees in order, 1000× in size (...)") or
+    why it is not decided."""
+    m = VERDICT_MARK.get(v.verdict, v.verdict)
+    if not v.note:
+        return m
+    return f"{m} {v.note}" if v.note.startswith("in order") else f"{m}: {v.note.removeprefix('not decided: ')}"
 
 
 def part_data(con: sqlite3.Connection, session_ids: list[int], utilisation: dict[str, float]) -> PartData:
@@ -47,7 +56,8 @@ def compute_verdicts(con: sqlite3.Connection, tour: Tour, state: dict, utilisati
     out: list[Verdict] = []
     for part in tour.parts:
         sids = [state["sessions"][s.name] for s in part.studies if s.name in state["sessions"]]
-        out += VERDICTS[part.id](part_data(con, sids, utilisation))
+        # a part whose measured rounds the machine disturbed decides nothing (quiet.py)
+        out += machine_undecided(VERDICTS[part.id](part_data(con, sids, utilisation)), db.machine_states(con, sids))
     return out
 
 
@@ -94,8 +104,7 @@ def write_tour_report(con: sqlite3.Connection, tour: Tour, state: dict, out_dir:
 
 
 def verdict_rows(verdicts: list[Verdict]) -> list[list[str]]:
-    return [[f"{v.part}: {STUDIES.get(v.part, v.part)}", v.claim, v.measured, VERDICT_MARK.get(v.verdict, v.verdict)]
-            for v in verdicts]
+    return [[f"{v.part}: {STUDIES.get(v.part, v.part)}", v.claim, v.measured, mark(v)] for v in verdicts]
 
 
 def _write(con: sqlite3.Connection, tour: Tour, state: dict, out: Path) -> list[Verdict]:
@@ -138,7 +147,7 @@ def _write(con: sqlite3.Connection, tour: Tour, state: dict, out: Path) -> list[
                 for fig in sorted(sub.glob(pattern)):
                     md.append(f"\n![{fig.name}]({study.name}/{fig.name})\n")
         for v in (v for v in verdicts if v.part == part.id):
-            md.append(f"\n- **{VERDICT_MARK.get(v.verdict, v.verdict)}**: {v.claim}. Measured: {v.measured}.")
+            md.append(f"\n- **{mark(v)}**: {v.claim}. Measured: {v.measured}.")
         md.append("")
         for t in part.traces:
             rec = state.get("traces", {}).get(t.name)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from . import db
+from . import db, quiet
 from .machine import git_state, machine_facts
 from .registry import BinDirs, binary_help, expected_omp_library, omp_lib_of, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
@@ -61,9 +61,15 @@ def run_study(
     keep_going: bool = False,
     console: Console | None = None,
     outer: tuple[Progress, object, float] | None = None,
+    wait_quiet: float = 0.0,
 ) -> SweepResult:
     """Run (or resume) a session of the study. ``outer``: (a progress bar, its task, the weight of
-    one run) when the study is one part of a tour, whose bar then advances instead of one of its own."""
+    one run) when the study is one part of a tour, whose bar then advances instead of one of its own.
+    ``wait_quiet``: seconds to wait for a quiet machine before the first run (quiet.py).
+
+    The machine's state (quiet.py) is read before the first run, before every round after it and
+    after the last, and stored with the session (machine_states); a reading that finds the machine
+    busy is printed as a warning, and the verdicts of rounds it disturbed are not decided."""
     console = console or Console(stderr=True)
     missing = missing_binaries(study, bins)
     if missing and not keep_going:
@@ -94,8 +100,13 @@ def run_study(
                                 nproc=nproc(), locks=locks)
     else:
         db.set_session_status(con, sid, "running")
+    watcher = quiet.Watcher()
+    watcher.best_probe = db.best_probe(con, mid)
+    if wait_quiet > 0:
+        state, why = quiet.wait_quiet(wait_quiet, watcher, lambda m: console.print(f"[yellow]{escape(m)}[/]", soft_wrap=True))
+        watcher.pending = (state, why)
     try:
-        return _work(study, con, bins, sid, resumed, plan, git, console, outer)
+        return _work(study, con, bins, sid, resumed, plan, git, console, outer, watcher)
     finally:
         locks.release(sid)
 
@@ -119,9 +130,30 @@ def _claim(con: sqlite3.Connection, locks: db.SessionLocks, study: Study, h: str
         locks.release(busy)
 
 
+def _record_state(con: sqlite3.Connection, sid: int, round_: int, watcher: quiet.Watcher, console: Console,
+                  first: bool) -> None:
+    """Reads the machine (or takes the reading wait_quiet made), stores it, and warns when it is busy."""
+    pending = watcher.pending
+    if pending is not None:
+        state, why = pending
+        watcher.pending = None
+    else:
+        state = watcher.read()
+        why = quiet.busy(state, watcher.best_probe)
+    db.store_machine_state(con, sid, round_, state.as_row(), why)
+    if why:
+        where = "before the first run" if first else (f"before round {round_}" if round_ >= 0 else "after the last run")
+        console.print(f"[yellow]warning:[/] the machine is busy {where} ({escape(why)}; {escape(quiet.describe(state))}): "
+                      f"timings taken now are not trustworthy (plait-bench run --wait-quiet SECONDS waits for a quiet "
+                      f"machine)", soft_wrap=True)
+
+
 def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resumed: bool, plan, git: dict,
-          console: Console, outer: tuple[Progress, object, float] | None = None) -> SweepResult:
+          console: Console, outer: tuple[Progress, object, float] | None = None,
+          watcher: quiet.Watcher | None = None) -> SweepResult:
     pending = db.pending_runs(con, sid)
+    watcher = watcher or quiet.Watcher()
+    last_round = None
     total = len(plan)
     done_before = total - len(pending)
     if resumed:
@@ -152,6 +184,10 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                 progress, task, step = outer
                 progress.advance(task, step * done_before)
             for row in pending:
+                if row["round"] != last_round:
+                    # before the first run and between rounds: no benchmark of ours runs now
+                    _record_state(con, sid, int(row["round"]), watcher, progress.console, last_round is None)
+                    last_round = row["round"]
                 cfg = config_of(row)
                 exe = bins.binary(cfg.kernel, cfg.runtime, cfg.compiler)
                 label = escape(f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
@@ -184,6 +220,8 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
     except KeyboardInterrupt:
         db.set_session_status(con, sid, "interrupted")
         raise
+    if last_round is not None:
+        _record_state(con, sid, -1, watcher, console, False)
 
     failed = con.execute(
         f"SELECT * FROM runs WHERE session_id = ? AND status IN ({','.join('?' * len(FAILED_STATUSES))}) ORDER BY id",

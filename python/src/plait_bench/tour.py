@@ -218,7 +218,8 @@ def _session_done(con: sqlite3.Connection, sid) -> bool:
 
 
 def run_tour(tour: Tour, con: sqlite3.Connection, bins: BinDirs, root: Path, db_path: Path, *,
-             new: bool = False, keep_going: bool = False, console: Console | None = None) -> TourResult:
+             new: bool = False, keep_going: bool = False, console: Console | None = None,
+             wait_quiet: float = 0.0) -> TourResult:
     """Run the tour (or resume it). KeyboardInterrupt leaves the state file for the next call."""
     from .sweep import run_study
 
@@ -260,7 +261,7 @@ def run_tour(tour: Tour, con: sqlite3.Connection, bins: BinDirs, root: Path, db_
                     failed_runs += _failed_count(con, sid)
                     continue
                 res = run_study(study, con, bins, root, keep_going=keep_going, console=progress.console,
-                                outer=(progress, task, step))
+                                outer=(progress, task, step), wait_quiet=wait_quiet)
                 st["sessions"][study.name] = res.session_id
                 failed_runs += len(res.failed)
                 save_state(spath, st)

@@ -10,6 +10,12 @@ returns ``Verdict`` rows. The words:
   disagrees  the measurement shows the opposite
   tie        the runs cannot tell the two apart (``compare``; or medians within ``TIE``)
   no data    the runs the row needs are missing or all failed (the report lists failed runs)
+  not decided  the machine was busy while a measured round ran (quiet.py; ``machine_undecided``): the
+             row says what was measured and why it decides nothing
+
+A figure the paper gives in the same unit (study 001's spawn and steal cycles) is also compared in
+size: ten times or more away says so next to the verdict (``size_note``: "agrees in order, 1000×
+in size"), so that an order that agrees does not hide a number that cannot be right.
 
 Timed comparisons pair the runs of each round (``compare``): with 6 rounds or more the 95 % interval
 of the median ratio decides; a quick tour's 3 rounds take a side only when every round agrees and
@@ -49,7 +55,8 @@ class Verdict:
     part: str
     claim: str
     measured: str
-    verdict: str  # agrees | partly | disagrees | tie | no data
+    verdict: str  # agrees | partly | disagrees | tie | no data | not decided
+    note: str = ""  # shown with the verdict: the size check (size_note), why it is not decided
 
     @property
     def study(self) -> str:
@@ -191,6 +198,63 @@ def verdicts_000(d: PartData) -> list[Verdict]:
     return out
 
 
+# ---- the size check and the busy machine -------------------------------------------------------------
+
+SIZE_FACTOR = 10.0  # a figure ten times or more away from the paper's is named with the verdict
+
+
+def size_note(pairs: list[tuple[str, float, float]]) -> str:
+    """(name, measured, paper's) in one unit -> "", or "1000× in size (plait 3,306,645 against 2,200)"
+    for the pair farthest away when it is SIZE_FACTOR or more."""
+    worst = None
+    for name, mine, paper in pairs:
+        if mine is None or paper is None or mine <= 0 or paper <= 0:
+            continue
+        f = max(mine / paper, paper / mine)
+        if worst is None or f > worst[0]:
+            worst = (f, name, mine, paper)
+    if worst is None or worst[0] < SIZE_FACTOR:
+        return ""
+    f, name, mine, paper = worst
+    return f"{f:,.0f}× in size ({name} {mine:,.0f} against the paper's {paper:,.0f})"
+
+
+def disturbed_rounds(states) -> tuple[set[int], list]:
+    """Measured rounds (>= 1) that a busy reading touched, and the busy readings. A reading of round r
+    is taken just before round r (round -1: after the last), so a busy one disturbs round r and the
+    round before it."""
+    rounds: set[int] = set()
+    busy = []
+    prev = None
+    for st in states:
+        if st["busy"]:
+            busy.append(st)
+            for r in (st["round"], prev["round"] if prev is not None else None):
+                if r is not None and r >= 1:
+                    rounds.add(int(r))
+        prev = st
+    return rounds, busy
+
+
+def machine_undecided(verdicts: list[Verdict], states) -> list[Verdict]:
+    """Every verdict of a part whose measured rounds the machine disturbed becomes "not decided",
+    with the load and steal of the busy readings; "no data" stays."""
+    rounds, busy = disturbed_rounds(states)
+    if not rounds:
+        return verdicts
+    load = max((b["load1"] or 0.0) for b in busy)
+    steal = max((b["steal_pct"] or 0.0) for b in busy)
+    why = (f"not decided: the machine was busy (load {load:.1f}, steal {steal:.0f} %; "
+           f"{busy[0]['busy']}) in round{'s' if len(rounds) > 1 else ''} {', '.join(map(str, sorted(rounds)))}")
+    out = []
+    for v in verdicts:
+        if v.verdict == "no data":
+            out.append(v)
+        else:
+            out.append(Verdict(v.part, v.claim, v.measured, "not decided", why))
+    return out
+
+
 # ---- study 001: spawn and steal cost, one-thread overhead, cut-offs --------------------------------
 
 
@@ -213,7 +277,11 @@ def verdicts_001(d: PartData) -> list[Verdict]:
         m = ", ".join(f"{s} {max(v, 0):.0f}" for s, v in ((s, spawn[s]) for s in _sorted_series(spawn))) + " cycles"
         ratio = spawn["gomp"] / max(spawn["plait"], 1.0)
         m += f" (libgomp / Plait ≥ {ratio:.0f}×)" if spawn["plait"] < 1 else f" (libgomp / Plait {ratio:.0f}×)"
-        out.append(Verdict("001", claim, m, "agrees" if ratio >= 5 else "disagrees"))
+        # the size check: GCC's OpenMP against its 415 cycles (Plait's spawn is Wool's kind; near 0
+        # cycles here, a ratio to Wool's 19 says nothing)
+        note = size_note([("libgomp", spawn["gomp"], 415.0)])
+        out.append(Verdict("001", claim, m, "agrees" if ratio >= 5 else "disagrees",
+                           f"in order, {note}" if note else ""))
     else:
         out.append(Verdict("001", claim, "no fib runs with a task per call at one thread", "no data"))
 
@@ -223,7 +291,9 @@ def verdicts_001(d: PartData) -> list[Verdict]:
     if "plait" in steal and "gomp" in steal:
         m = ", ".join(f"{s} {steal[s]:,.0f}" for s in _sorted_series(steal)) + " cycles"
         r = steal["plait"] / steal["gomp"]
-        out.append(Verdict("001", claim, m, "tie" if abs(r - 1) <= TIE else "agrees" if r < 1 else "disagrees"))
+        note = size_note([("plait", steal["plait"], 2200.0), ("libgomp", steal["gomp"], 5200.0)])
+        word = "tie" if abs(r - 1) <= TIE else "agrees" if r < 1 else "disagrees"
+        out.append(Verdict("001", claim, m, word, (f"in order, {note}" if word == "agrees" else note) if note else ""))
     else:
         out.append(Verdict("001", claim, "no steal runs of Plait and libgomp", "no data"))
 
