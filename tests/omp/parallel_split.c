@@ -65,8 +65,9 @@ static void body(void *p) {
 
 static void inner_body(void *p) {
   struct region *r = p;
-  r->inner_level = omp_get_level();
-  r->inner_threads = omp_get_num_threads();
+  /* every member of the inner team writes the same values */
+  __atomic_store_n(&r->inner_level, omp_get_level(), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->inner_threads, omp_get_num_threads(), __ATOMIC_RELAXED);
 }
 
 static void nesting_body(void *p) {

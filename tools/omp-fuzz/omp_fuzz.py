@@ -22,7 +22,9 @@ task or by another), taskgroup with task_reduction / in_reduction, taskloop (gra
 nogroup, reduction, collapse), cancellation of parallel, for, sections and taskgroup
 (OMP_CANCELLATION=true for every run), threadprivate with copyin.
 
-Verdicts. All runs agree: pass. Otherwise the runs are grouped by their output; when libgomp and
+Verdicts. All runs agree: pass. A disagreement is run once more: one that does not come back is
+*flaky* (a reference's timeout under load, most often) unless Plait's answer was wrong, which stays
+a fault. Otherwise the runs are grouped by their output; when libgomp and
 libomp agree at every thread count and Plait differs (or hangs, or crashes), it is Plait's fault:
 the program is reduced (delta debugging over its blocks, then over each block's simplifications)
 and written to WORK/plait-fault-*.json with the outputs; exit status 1. When libgomp and libomp
@@ -694,8 +696,8 @@ def render(prog: dict) -> str:
 # docs/openmp.md, "Differential testing"). A program that has one is not run on that runtime: its
 # crash or hang would hide what the other runtimes answer. Each entry: runtime, a test on the
 # program's blocks, why.
-def _cancelled_sections_then_more(blocks) -> bool:
-    return any(b["kind"] == "cancel" and b.get("what") == "sections" for b in blocks[:-1])
+def _cancelled_worksharing_then_more(blocks) -> bool:
+    return any(b["kind"] == "cancel" and b.get("what") in ("sections", "for") for b in blocks[:-1])
 
 
 KNOWN_REFERENCE_FAULTS = [
@@ -705,9 +707,13 @@ KNOWN_REFERENCE_FAULTS = [
     ("libomp", lambda bs: any(b["kind"] == "cxxcopy" and b.get("if0") for b in bs),
      "libomp 16 crashes (SIGSEGV) on an undeferred GOMP_task (if(0)) with a copy function (a C++ "
      "firstprivate object)"),
-    ("libomp", _cancelled_sections_then_more,
+    ("libomp", _cancelled_worksharing_then_more,
      "libomp 16, with 2 or more threads, hangs or computes wrong results in the regions after one whose "
-     "sections construct was cancelled (a later sections construct hangs; a later loop lost iterations)"),
+     "worksharing construct (for or sections) was cancelled (a later sections construct hangs; a later "
+     "loop lost iterations)"),
+    ("libgomp", lambda bs: any(b["kind"] == "for" and b.get("nested") and b.get("nt") == 1 for b in bs),
+     "libgomp 12 takes seconds for a loop in a team of one whose iterations each start a nested team (1,390 "
+     "nested regions of 2 threads: 3.2 s against Plait's 7 ms), past the run's timeout under load"),
     ("libgomp", lambda bs: any(b["kind"] == "tasktree" and b.get("prio") and b.get("mode") == "wait" for b in bs),
      "libgomp 12 crashes (SIGSEGV in GOMP_taskwait) with 2 or more threads when tasks with priority(...) "
      "wait for their own children (OMP_MAX_TASK_PRIORITY > 0)"),
@@ -896,7 +902,7 @@ def main(argv=None) -> int:
     else:
         progs = None
 
-    counts = {"pass": 0, "plait": 0, "reference": 0, "generator": 0}
+    counts = {"pass": 0, "plait": 0, "reference": 0, "generator": 0, "flaky": 0}
     skip_counts: dict[str, int] = {}
     deadline = time.time() + a.seconds if a.seconds else None
     limit = a.programs if a.programs is not None else (None if deadline else 100)
@@ -922,6 +928,13 @@ def main(argv=None) -> int:
         skip = {} if a.no_skip else skipped_runtimes(prog)
         outs = runner.run_all(exe, skip)
         v = verdict(outs)
+        first = outs
+        if v != "pass":
+            # Once more: a disagreement that does not come back is kept apart. (Plait's stays a fault
+            # even so: a wrong answer now and then is a race; the record keeps both runs' outputs.)
+            again = runner.run_all(exe, skip)
+            if verdict(again) == "pass" and v != "plait":
+                v = "flaky"
         for rt, why in skip.items():
             skip_counts[why] = skip_counts.get(why, 0) + 1
         counts[v] += 1
@@ -939,7 +952,8 @@ def main(argv=None) -> int:
             small = reduce_program(prog, runner, still, log) if v == "plait" or a.reduce_all else prog
             final = runner.run_all(runner.compile(small, name + "f"), skipped_runtimes(small))
             rec = {"verdict": v, "program": small, "original_seed": prog["seed"],
-                   "outputs": {f"{rt}@{t}": out for (rt, t), out in sorted(final.items())}}
+                   "outputs": {f"{rt}@{t}": out for (rt, t), out in sorted(final.items())},
+                   "first_outputs": {f"{rt}@{t}": out for (rt, t), out in sorted(first.items())}}
             out = work / f"{'plait-fault' if v == 'plait' else v}-{prog['seed']}.json"
             out.write_text(json.dumps(rec, indent=1) + "\n")
             log(f"  kept {out}")
@@ -955,7 +969,8 @@ def main(argv=None) -> int:
     rts = "+".join(rt for rt, _ in runner.runtimes())
     print(f"omp_fuzz: {i} programs ({rts} at {a.threads} threads): {counts['pass']} agree, "
           f"{counts['plait']} Plait faults, {counts['reference']} reference disagreements, "
-          f"{counts['generator']} not deterministic (the generator's fault); work {work}")
+          f"{counts['generator']} not deterministic (the generator's fault), {counts['flaky']} not repeated on a "
+          f"second run (a reference's timeout under load, most often); work {work}")
     for why, n in sorted(skip_counts.items()):
         print(f"omp_fuzz: {n} programs not run on a reference with a known fault: {why}")
     if a.work is None and sum(counts.values()) == counts["pass"]:
