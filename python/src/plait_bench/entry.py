@@ -15,10 +15,19 @@ def _interrupted() -> None:
 
 def main() -> None:
     try:
+        import click
+
         from .cli import main as cli_main
     except KeyboardInterrupt:
         _interrupted()
+    # Not click's standalone mode: it turns a Ctrl-C inside a command into "Aborted!" and status 1.
+    # The rest of what standalone mode does is done here: a usage or command error shown with its
+    # status, an explicit exit's status returned.
     try:
-        cli_main()
-    except KeyboardInterrupt:
+        rv = cli_main.main(standalone_mode=False)
+    except (KeyboardInterrupt, click.exceptions.Abort):
         _interrupted()
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(rv if isinstance(rv, int) else 0)
