@@ -44,6 +44,13 @@ def test_verdicts():
     # only Plait and libgomp ran (a known reference fault skipped libomp)
     two = {k: v for k, v in outs(plait="b").items() if k[0] != "libomp"}
     assert fz.verdict(two) == "plait"
+    # libgomp alone (libomp skipped) hangs at one thread and agrees with Plait elsewhere: its fault
+    hang = {k: v for k, v in outs(per_thread={("libgomp", 1): "timeout after 10 s"}).items() if k[0] != "libomp"}
+    assert fz.verdict(hang) == "reference"
+    # ... but a reference whose answers differ from one another is not a hang: no one answer
+    vary = {k: v for k, v in outs(per_thread={("libgomp", 1): "x", ("libgomp", 2): "timeout"}).items()
+            if k[0] != "libomp"}
+    assert fz.verdict(vary) == "generator"
 
 
 def test_the_generator_is_deterministic_and_covers_every_kind():

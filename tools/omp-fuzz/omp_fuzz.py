@@ -781,9 +781,11 @@ def verdict(outs: dict) -> str:
     """pass: every run gave the same answer. plait: Plait's answers differ from those of each
     reference runtime (libgomp, and libomp when it is there) at some thread count, while a reference
     gave one answer at every thread count. reference: Plait agrees with a reference everywhere but
-    the references disagree (one of them crashed, hung or answered otherwise). generator: no
-    runtime gave one answer at every thread count — the program is not deterministic, a fault of
-    this generator, never counted against a runtime."""
+    the references disagree (one of them crashed, hung or answered otherwise), or Plait gave one
+    answer at every thread count and a reference gave it too wherever it did not crash or hang.
+    generator: no runtime gave one answer at every thread count (or only Plait did, and a
+    reference gave other answers) — the program is not deterministic, a fault of this generator,
+    never counted against a runtime."""
     if len(set(outs.values())) == 1:
         return "pass"
     rts = sorted({rt for rt, _ in outs})
@@ -799,7 +801,17 @@ def verdict(outs: dict) -> str:
         return "reference"
     if any(ref in consistent for ref in refs):
         return "plait"
-    return "generator" if "plait" in consistent else "plait"
+    if "plait" in consistent:
+        # A reference that crashed or hung at some thread counts and gave Plait's answer at the
+        # others is the reference's fault (libgomp with one thread and a detached task, past the
+        # timeout on a loaded machine), not a program without one answer.
+        answer = outs[("plait", threads[0])]
+        for ref in refs:
+            got = {outs[(ref, t)] for t in threads}
+            if got - {answer} and all(o.startswith(("exit", "timeout")) for o in got - {answer}):
+                return "reference"
+        return "generator"
+    return "plait"
 
 
 def reduce_program(prog: dict, runner: Runner, still_fails, log) -> dict:
