@@ -8,7 +8,7 @@
 #include <pthread.h>
 
 #include "topology.hpp"
-#include "trace_writer.hpp"
+#include "trace_event.hpp"
 
 #include <atomic>
 #include <condition_variable>

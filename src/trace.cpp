@@ -17,6 +17,7 @@
 // (TSC, CLOCK_MONOTONIC) pairs taken at start and at the end, and clamped to be non-decreasing per
 // worker. docs/tracing.md has the formats and the tools.
 #include "pool_impl.hpp"
+#include "trace_writer.hpp"
 
 #include <time.h>
 

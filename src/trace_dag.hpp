@@ -1,11 +1,11 @@
 // The task DAG of a trace: which task created each task, where it joins, and its data-flow
 // predecessors, resolved from the events the runtime records (spawn, complete, wait_begin /
 // wait_end, df_submit / df_edge / df_run). The JSON writer stores the result in each task's args;
-// docs/tracing.md, "The task DAG", states the rules. Depends only on trace_writer.hpp (the OMPT
+// docs/tracing.md, "The task DAG", states the rules. Depends only on trace_event.hpp (the OMPT
 // tool compiles it too; its traces have no DAG events, so every task comes out as a root).
 #pragma once
 
-#include "trace_writer.hpp"
+#include "trace_event.hpp"
 
 #include <cstdint>
 #include <unordered_map>
