@@ -2,13 +2,15 @@
 #   make demo   builds the benchmarks (Release, gcc and clang-16), runs the tour of all four studies
 #               (studies/tours/demo.toml), prints the verdict table, writes report/;
 #               make demo FULL=1 runs the full-size studies instead (hours: README)
-#   make test   builds every tree (gcc, clang-16, debug, TSan, ASan+UBSan; gcc TSan for the OpenMP
-#               library) and runs the whole suite
+#   make test   builds every tree (gcc and clang-16 Release, TSan, ASan+UBSan with the debug
+#               build's assertions; gcc TSan for the OpenMP library) and runs the whole suite
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 export PATH := $(HOME)/.local/bin:$(PATH)
 
-TEST_PRESETS ?= gcc-release clang-release gcc-debug tsan asan
+# The assertions of a debug build are checked in the asan tree (a Debug build with the sanitizers'
+# -O1); the gcc-debug tree is there for `make test-gcc-debug`.
+TEST_PRESETS ?= gcc-release clang-release tsan asan
 
 .PHONY: all bootstrap build demo test test-% build-% bins-% bench-fib install-check pytest clean fuzz-omp
 
