@@ -2,6 +2,7 @@
 // between task nodes, mutexinoutset exclusion, and the hand-over of ready tasks to a task_group.
 // docs/dataflow.md explains the data structures, the rules per mode and every memory order.
 #include <plait/dataflow.hpp>
+#include <plait/detail/backoff.hpp>
 
 #include "pool_impl.hpp"
 
@@ -16,7 +17,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <sched.h>
 
 namespace plait::detail {
 
@@ -29,15 +29,10 @@ class spin_lock {
       // acquire: everything the previous holder wrote inside its critical section (table,
       // counts, `done` flags) is visible to us once we own the lock.
       if (!held_.exchange(true, std::memory_order_acquire)) return;
-      unsigned n = 0;
+      // The holder may be preempted (more workers than cores): the backoff yields after its spins.
+      Backoff<spin_lock_spins> b;
       // relaxed: only a hint to retry the exchange, which does the synchronising.
-      while (held_.load(std::memory_order_relaxed)) {
-        if (++n < 64) {
-          __builtin_ia32_pause();
-        } else {
-          sched_yield();  // the holder may be preempted (more workers than cores)
-        }
-      }
+      while (held_.load(std::memory_order_relaxed)) b.pause();
     }
   }
   // release: publishes our critical section to the next acquirer.

@@ -11,9 +11,9 @@
 //   pop_limit
 //   slot.thief       thief: store(mark, release) once it has read exec/data; owner: re-zero
 //   everything else  owner only
+#include <plait/detail/backoff.hpp>
 #include <plait/detail/split_deque.hpp>
 
-#include <sched.h>
 
 namespace plait::detail {
 
@@ -194,14 +194,11 @@ bool SplitDeque::take_back(std::uint32_t h) noexcept {
   // (the thief is between its CAS and its release store: a few instructions, unless preempted).
   Slot& s = own[h];
   std::uint32_t mark;
-  unsigned spins = 0;
+  Backoff<thief_mark_spins> b;
   // acquire: pairs with the thief's release store after its reads of the slot.
   while ((mark = s.thief.load(std::memory_order_acquire)) == 0) {
     at_point(protocol_point::wait_mark);
-    if (++spins < 1024)
-      __builtin_ia32_pause();
-    else
-      sched_yield();
+    b.pause();
   }
   // The slot is ours again: restore the "free slots hold 0" invariant that lets a push skip it.
   // relaxed: no thief reads this slot until a later publish (a release) covers it.

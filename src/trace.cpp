@@ -19,6 +19,8 @@
 #include "pool_impl.hpp"
 #include "trace_writer.hpp"
 
+#include <plait/detail/backoff.hpp>
+
 #include <time.h>
 
 #include <cstdio>
@@ -75,7 +77,7 @@ void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other
                  std::uint64_t aux) noexcept {
   TraceBuf* b = w->trace;
   // acquire: pairs with the release below and in write_out; a writer copying the buffer holds it.
-  while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
+  for (Backoff<trace_buffer_spins> bo; b->busy.exchange(true, std::memory_order_acquire);) bo.pause();
   try {
     b->append(trace::Event{trace_ticks(), task, other, label, k, aux});
   } catch (...) {
@@ -161,7 +163,7 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
     TraceBuf* b = p->workers[i].trace;
     auto& out = t.workers[i];
     // acquire/release: see trace_event. Copy under the flag, convert outside it.
-    while (b->busy.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
+    for (Backoff<trace_buffer_spins> bo; b->busy.exchange(true, std::memory_order_acquire);) bo.pause();
     try {
       b->copy_to(out);
     } catch (...) {

@@ -25,6 +25,8 @@
 // pairing as idle workers, with latch_sleepers in the place of sleepers).
 #include "hooks.hpp"
 
+#include <plait/detail/backoff.hpp>
+
 #include <plait/task_group.hpp>
 
 #include <linux/futex.h>
@@ -232,10 +234,10 @@ void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief) no
     // Spin phase.
     if (spins < spin_limit) {
       if (pol == wait_policy::idle && !may_sleep) {
-        for (int i = 0; i < 32; ++i) __builtin_ia32_pause();  // idle_policy::spin: poll forever
+        for (int i = 0; i < 32; ++i) cpu_relax();  // idle_policy::spin: poll forever
         continue;
       }
-      __builtin_ia32_pause();
+      cpu_relax();
       if (++spins == spin_limit) since = now_ns();
       continue;
     }

@@ -7,7 +7,8 @@
 // that; dynamic hands out chunks with one fetch_add; guided with a CAS.
 #include "omp_internal.hpp"
 
-#include <sched.h>
+#include <plait/detail/backoff.hpp>
+
 
 #include <stdlib.h>  // posix_memalign
 
@@ -26,12 +27,8 @@ namespace plait::omp {
 // of another member, or for its turn in a loop it is running — not waits for tasks.
 template <class Cond>
 static void spin_until(Cond done) noexcept {
-  for (unsigned i = 0; !done(); ++i) {
-    if (i < 256)
-      __builtin_ia32_pause();
-    else
-      sched_yield();
-  }
+  detail::Backoff<detail::omp_protocol_spins> b;
+  while (!done()) b.pause();
 }
 
 template <class Init>
