@@ -48,28 +48,28 @@ def _read(path: str) -> str | None:
         return None
 
 
+def _fields(path: str, prefix: str) -> list[str] | None:
+    """The fields after `prefix` on the first line of the file that starts with it."""
+    for line in (_read(path) or "").splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix):].split()
+    return None
+
+
 def _cpu_times() -> tuple[int, int] | None:
     """(total, steal) jiffies of all CPUs since boot."""
-    text = _read("/proc/stat")
-    if not text:
+    f = _fields("/proc/stat", "cpu ")
+    if f is None:
         return None
-    for line in text.splitlines():
-        if line.startswith("cpu "):
-            vals = [int(x) for x in line.split()[1:]]
-            steal = vals[7] if len(vals) > 7 else 0
-            # guest time is already counted in user; the first eight columns are the total
-            return sum(vals[:8]), steal
-    return None
+    vals = [int(x) for x in f]
+    steal = vals[7] if len(vals) > 7 else 0
+    # guest time is already counted in user; the first eight columns are the total
+    return sum(vals[:8]), steal
 
 
 def _procs_running() -> int | None:
-    text = _read("/proc/stat")
-    if not text:
-        return None
-    for line in text.splitlines():
-        if line.startswith("procs_running"):
-            return int(line.split()[1])
-    return None
+    f = _fields("/proc/stat", "procs_running")
+    return int(f[0]) if f else None
 
 
 def _cpus_online() -> int | None:
@@ -87,15 +87,10 @@ def _cpus_online() -> int | None:
 
 
 def _pressure(what: str) -> float | None:
-    text = _read(f"/proc/pressure/{what}")
-    if not text:
-        return None
-    for line in text.splitlines():
-        if line.startswith("some"):
-            for kv in line.split()[1:]:
-                k, _, v = kv.partition("=")
-                if k == "avg10":
-                    return float(v)
+    for kv in _fields(f"/proc/pressure/{what}", "some") or []:
+        k, _, v = kv.partition("=")
+        if k == "avg10":
+            return float(v)
     return None
 
 
@@ -115,13 +110,8 @@ def _turbo() -> str | None:
 
 
 def _mem_available_mb() -> float | None:
-    text = _read("/proc/meminfo")
-    if not text:
-        return None
-    for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) / 1024
-    return None
+    f = _fields("/proc/meminfo", "MemAvailable:")
+    return int(f[0]) / 1024 if f else None
 
 
 _BUF = bytes(range(256)) * (PROBE_BYTES // 256)
