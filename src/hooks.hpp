@@ -15,10 +15,10 @@
 
 namespace plait::detail {
 
-// The StoreLoad fence of the sleep protocols (idle workers, latch waiters, mail). gcc's
+// The StoreLoad fence of the sleep protocols (src/sleep.cpp: idle workers, latch waiters, mail). gcc's
 // ThreadSanitizer does not model std::atomic_thread_fence (gcc refuses it with -Wtsan), so that
 // tree uses a seq_cst RMW on one process-wide word instead: every such fence is then an RMW in
-// one total order, which gives at least the fence's ordering (tsan_fence_word, src/idle.cpp).
+// one total order, which gives at least the fence's ordering (tsan_fence_word, src/sleep.cpp).
 // clang's ThreadSanitizer accepts the fence.
 #if defined(PLAIT_TSAN) && defined(__GNUC__) && !defined(__clang__)
 extern std::atomic<unsigned> tsan_fence_word;

@@ -20,14 +20,15 @@
 // is idle or waiting.
 //
 // Completions. hand_completion (a thread that is no worker of the pool) appends (fn, arg) under
-// done_mu, bumps ncompletions, and wakes the pool as new work does (notify_work: one idle worker
-// and every latch waiter). The sleepers' checks include ncompletions (idle.cpp work_visible,
-// wait.cpp runnable_visible) under the same StoreLoad pairing as published work: the hand-in's
-// bump is a seq_cst RMW before notify_work's fence, the sleeper's announcement a seq_cst RMW
-// before its fence, so either the sleeper sees the completion or the hand-in sees the sleeper.
+// done_mu, bumps ncompletions, and wakes the pool as new work does (notify_handed_in: one idle
+// worker and every latch waiter of the pool). The sleepers' checks include ncompletions
+// (sleep.cpp work_visible, wait.cpp external_visible) under the same StoreLoad pairing as
+// published work: the hand-in's bump is a seq_cst RMW before notify_handed_in's fence, the
+// sleeper's announcement a seq_cst RMW before its fence, so either the sleeper sees the
+// completion or the hand-in sees the sleeper.
 //
 // The pool's lifetime. The completion is visible once done_mu is unlocked, but the hand-in still
-// has to wake a sleeper (notify_work reads and writes the pool) after that. In the gap a worker
+// has to wake a sleeper (notify_handed_in reads and writes the pool) after that. In the gap a worker
 // may run the completion, the group's wait return, and the pool's owner destroy the pool: the
 // wake-up would then touch freed memory. A wake-up before the completion is visible would be lost
 // instead (the sleeper could check before the completion is there). So the hand-in pins the pool:
@@ -39,7 +40,7 @@
 //      with release, read with acquire by its wait) happens after that lock;
 //   H3 so ~Pool's acquire load of `handing` happens after the increment and reads it or a later
 //      value (coherence); it reads zero only after the matching decrement, whose release orders
-//      every access of notify_work before the load (and so before the free).
+//      every access of notify_handed_in before the load (and so before the free).
 // A hand-in to a pool whose owner does not wait for the completion is a misuse that no protocol
 // can save (the event outlived its region); the data-flow group and the OpenMP task waits both
 // wait for it.
@@ -121,8 +122,8 @@ void hand_completion(Pool* p, void (*fn)(void*), void* arg) {
     throw;
   }
   at_point(protocol_point::hand_in);
-  notify_work(p, nullptr);
-  // notify_work wakes an idle worker only when one is asleep; a worker spinning or yielding sees
+  notify_handed_in(p);
+  // notify_handed_in wakes an idle worker only when one is asleep; a worker spinning or yielding sees
   // the counter at its next look.
   // release: every access above happens before ~Pool's acquire load that reads zero (H3); this is
   // the hand-in's last access to *p.
@@ -160,8 +161,7 @@ pool::poller_id pool::add_poller(std::function<void()> fn) {
   p->npollers.store(static_cast<std::uint32_t>(p->pollers.size()), std::memory_order_relaxed);
   if (locked_here) p->poll_mu.unlock();
   // Sleepers sleep without a limit while there is no poller: wake them to start polling.
-  detail::wake_all(p);
-  detail::wake_latch_sleepers();
+  detail::wake_pool(p);
   return id;
 }
 

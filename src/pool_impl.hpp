@@ -7,8 +7,10 @@
 
 #include <pthread.h>
 
+#include "sleep.hpp"
 #include "topology.hpp"
 #include "trace_event.hpp"
+#include "wait.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -57,11 +59,8 @@ class Pool {
   std::deque<Injected*> inj_q;
   alignas(cache_line) std::atomic<std::uint32_t> inj_count{0};
 
-  // Sleep/wake (src/idle.cpp). `events` is the futex word: every wake-up bumps it, so a sleeper
-  // that read the old value before deciding to sleep cannot miss the wake (futex_wait returns at
-  // once when the word changed). `sleepers` counts workers inside the sleep protocol.
-  alignas(cache_line) std::atomic<std::uint32_t> events{0};
-  alignas(cache_line) std::atomic<std::int32_t> sleepers{0};
+  // Sleep and wake-ups (src/sleep.hpp): idle workers' word, latch waiters' slots.
+  PoolSleep sleep;
   alignas(cache_line) std::atomic<bool> shutdown{false};
 
   // Pauses a waiting or idle worker spins before yielding its core (run_until, wait.cpp):
@@ -144,23 +143,6 @@ void drain_detached(Worker* w) noexcept;
 void tombstone_exec(void* data, Worker* w) noexcept;
 bool reclaim_buried(Worker* w, std::uint32_t i) noexcept;
 
-// idle.cpp
-// An idle worker's sleep on its pool's `events` word, if no work is visible after it asked
-// every owner to publish.
-void sleep_once(Worker* w) noexcept;
-// Called by anyone who just made work visible (published deque slots, injected a root): wakes
-// an idle sleeper of the pool, and every latch waiter asleep (it may be able to run the work).
-void notify_work(Pool* p, Worker* by) noexcept;
-void wake_all(Pool* p) noexcept;
-std::uint64_t now_ns() noexcept;
-// Sleeps on *addr while it holds `expected`, until woken; limit_ns != 0: at most that long (the
-// sleeps of a pool with pollers, poll.cpp).
-void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept;
-// Hands m to worker `to` (which must have no mail pending) and wakes it if it sleeps.
-void post_mail(Pool* p, Worker* to, Mail* m) noexcept;
-// The same for `count` workers at once, with one wake-up for all of them.
-void post_mails(Pool* p, Worker* const* to, Mail* const* m, unsigned count) noexcept;
-
 // poll.cpp: external progress (the Pool fields above; docs/design.md, "External progress").
 // Whether anything external may want this worker: a registered poller or a handed-in completion.
 // relaxed: a hint; run_external takes the locks.
@@ -184,22 +166,6 @@ std::uint64_t sleep_limit_ns(const Pool* p) noexcept;
 
 // event.cpp: the error a task finishes with when its event was dropped unfulfilled.
 std::exception_ptr abandoned_event_error() noexcept;
-
-// wait.cpp: the one wait loop (policies, phases and sleeping are described there).
-enum class wait_policy : std::uint8_t { idle, leapfrog, help, roots, block };
-// The latch a waiter waits for: one of the two kinds, or none (an idle worker: until shutdown).
-struct latch_ref {
-  OnceLatch* once = nullptr;
-  CountLatch* count = nullptr;
-  bool probe() const noexcept;
-  bool arm() const noexcept;
-  void disarm() const noexcept;
-};
-// w: the waiting worker, null for wait_policy::block; thief: only for leapfrog.
-void run_until(Worker* w, const latch_ref& l, wait_policy pol, Worker* thief = nullptr) noexcept;
-// Latch waiters asleep on workers (notify_work wakes them all when new work appears).
-extern std::atomic<std::int32_t> latch_sleepers;
-void wake_work_waiters() noexcept;
 
 // worker.cpp
 void* worker_main(void* arg);

@@ -48,6 +48,7 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     places = opts.places.empty() ? core_places(topo) : parse_places(opts.places, topo);
     victim_order = victim_orders(topo, places, n);
   }
+  sleep.init(n);  // before any worker can sleep
   workers = new Worker[n];
   std::size_t bytes = cap * sizeof(Slot);
   for (unsigned i = 0; i < n; ++i) {
@@ -105,7 +106,7 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     pthread_attr_destroy(&attr);
     if (rc != 0) {
       shutdown.store(true, std::memory_order_release);
-      wake_all(this);
+      wake_idle(this);
       for (unsigned j = external0 ? 1 : 0; j < i; ++j) pthread_join(threads[j], nullptr);
       for (unsigned j = 0; j < n; ++j) delete workers[j].trace;
       alloc_release(this);
@@ -122,7 +123,7 @@ Pool::~Pool() {
   wait_hand_ins(this);
   // release: pairs with the workers' acquire load; they exit once idle.
   shutdown.store(true, std::memory_order_release);
-  wake_all(this);
+  wake_idle(this);
   for (unsigned i = external0 ? 1 : 0; i < n; ++i) pthread_join(threads[i], nullptr);
   trace_finish(this);
   alloc_release(this);
@@ -148,14 +149,14 @@ void run_root(Pool* p, exec_fn exec, void* data) {
     // relaxed: the queue itself is protected by the mutex; the count is a polling hint.
     p->inj_count.fetch_add(1, std::memory_order_relaxed);
   }
-  notify_work(p, nullptr);
+  notify_injected(p);
   if (Worker* me = current_worker(); me != nullptr) {
     // The caller is a worker of another pool (pool::run from a task of this pool just calls f).
     // It must not block: a task of this pool may in turn call pool::run on the caller's pool, whose
     // workers may all be waiting here (one worker each: A's task runs B.run, B's task runs A.run).
     // So it keeps running the roots handed to its own pool until ours is done. Roots are the only
     // way work crosses pools, so this is enough for any cycle of pools calling each other.
-    run_until(me, latch_ref{&job.done, nullptr}, wait_policy::roots);
+    run_until(me, latch_ref{&job.done, nullptr}, RootsWait{});
     return;
   }
   // Not a worker: spin briefly (short roots, as in tests and tiny benchmarks, finish before a futex
@@ -164,7 +165,7 @@ void run_root(Pool* p, exec_fn exec, void* data) {
   // the scheduler then preempted workers for it at every tick and moved them to balance the load,
   // until both of a 2-worker pool's workers shared one CPU for milliseconds at a time (sparselu, 2
   // workers on 2 CPUs: docs/design.md, "The caller of a root").
-  run_until(nullptr, latch_ref{&job.done, nullptr}, wait_policy::block);
+  run_until(nullptr, latch_ref{&job.done, nullptr}, BlockWait{});
 }
 
 }  // namespace plait::detail

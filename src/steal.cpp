@@ -164,7 +164,7 @@ void run_stolen_traced(Worker* w, exec_fn exec, void* data, std::uint64_t id, st
 void hook::published_slow(Worker* w) noexcept {
   PLAIT_COUNT(w, publishes, w->dq.fresh);
   w->dq.fresh = 0;
-  notify_work(w->pool, w);
+  notify_published(w->pool, w);
 }
 
 void end_idle_slow(Worker* w) noexcept {

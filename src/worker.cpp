@@ -1,5 +1,5 @@
 // A worker's life: look for work (root tasks handed in by pool::run, then other workers' shared
-// slots), run it, and go idle when there is none (run_until with the idle policy, src/wait.cpp).
+// slots), run it, and go idle when there is none (run_until with IdleWait, src/wait.cpp).
 // Also the two ways a worker waits inside a task: joining a stolen spawn (leapfrogging) and
 // task_group::wait (its own children first, then helping).
 #include "hooks.hpp"
@@ -101,7 +101,7 @@ bool find_work(Worker* w) noexcept {
 void* worker_main(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   tl_worker = w;
-  run_until(w, latch_ref{}, wait_policy::idle);  // returns at shutdown
+  run_until(w, latch_ref{}, IdleWait{});  // returns at shutdown
   end_idle(w);
   tl_worker = &no_worker;
   return nullptr;
@@ -115,11 +115,11 @@ void wait_stolen(Worker* w, OnceLatch* done) noexcept {
   if (PLAIT_UNLIKELY(tracing(w))) {
     const std::uint64_t id = w->trace->stolen_join;
     trace_wait(w, true, id, 1);
-    run_until(w, latch_ref{done, nullptr}, wait_policy::leapfrog, thief);
+    run_until(w, latch_ref{done, nullptr}, LeapfrogWait{thief});
     trace_wait(w, false, id, 1);
     return;
   }
-  run_until(w, latch_ref{done, nullptr}, wait_policy::leapfrog, thief);
+  run_until(w, latch_ref{done, nullptr}, LeapfrogWait{thief});
 }
 
 // A task_group child that runs at least this long (TSC ticks: 12.6 us at this machine's 2.6 GHz)
@@ -193,7 +193,7 @@ void group_wait(Worker* w, CountLatch* pending, std::uint32_t floor) noexcept {
   poll_if_due(w);
   drain_own(w, pending, floor);
   // 2. The rest run elsewhere (or were added there): help by stealing until they are done.
-  run_until(w, latch_ref{nullptr, pending}, wait_policy::help);
+  run_until(w, latch_ref{nullptr, pending}, HelpWait{});
   if (PLAIT_UNLIKELY(traced)) trace_wait(w, false, reinterpret_cast<std::uintptr_t>(pending), 0);
 }
 
@@ -303,7 +303,7 @@ task_group::~task_group() {
       detail::group_wait(w, &pending_, w == creator_ ? floor_ : w->dq.base);
     } else {
       // Not on a worker: nothing can be run from here; children finish on the workers.
-      detail::run_until(nullptr, detail::latch_ref{nullptr, &pending_}, detail::wait_policy::block);
+      detail::run_until(nullptr, detail::latch_ref{nullptr, &pending_}, detail::BlockWait{});
     }
   }
 }

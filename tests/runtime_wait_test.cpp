@@ -20,7 +20,7 @@ using plait::detail::CountLatch;
 using plait::detail::latch_ref;
 using plait::detail::OnceLatch;
 using plait::detail::run_until;
-using plait::detail::wait_policy;
+using plait::detail::BlockWait;
 
 #if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
 constexpr int kRounds = 300;
@@ -121,7 +121,7 @@ TEST(Latch, BlockingWaiterSeesEveryCompletion) {
       l.set(1);
     });
     random_pause(x >> 20);
-    run_until(nullptr, latch_ref{&l, nullptr}, wait_policy::block);
+    run_until(nullptr, latch_ref{&l, nullptr}, BlockWait{});
     EXPECT_EQ(payload, 42);  // published by the latch's release
     setter.join();
   }
@@ -145,7 +145,7 @@ TEST(Latch, BlockingWaiterSeesTheLastCountDown) {
         c.count_down(1);
       });
     }
-    run_until(nullptr, latch_ref{nullptr, &c}, wait_policy::block);
+    run_until(nullptr, latch_ref{nullptr, &c}, BlockWait{});
     EXPECT_EQ(sum.load(std::memory_order_relaxed), 6);
     for (auto& t : ts) t.join();
   }
@@ -204,7 +204,7 @@ TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
     for (int i = 0; i < kWaiters; ++i) {
       ts.emplace_back([&c, &woke, i, x] {
         if (i == 0) random_pause(x);
-        run_until(nullptr, latch_ref{nullptr, &c}, wait_policy::block);
+        run_until(nullptr, latch_ref{nullptr, &c}, BlockWait{});
         woke.fetch_add(1, std::memory_order_relaxed);
       });
     }
@@ -213,7 +213,7 @@ TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
     const int bursts = 1 + static_cast<int>(x % 4);
     for (int b = 0; b < bursts; ++b) {
       std::this_thread::sleep_for(std::chrono::microseconds(200 + (x >> (3 * b)) % 800));
-      plait::detail::wake_latch_sleepers();
+      plait::detail::wake_latch_waiters(&c);
     }
     std::this_thread::sleep_for(std::chrono::microseconds((x >> 40) % 600));
     c.count_down(1);
@@ -222,6 +222,144 @@ TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
     EXPECT_EQ(c.sleepers(), 0);
   }
   plait::detail::g_protocol_hook = saved;
+}
+
+// ---- targeted wake-ups (src/sleep.cpp) ---------------------------------------------------------
+
+using plait::detail::HelpWait;
+using plait::detail::sleep_counts;
+using plait::detail::SleepCounts;
+
+long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+long fib_spawn(int n) {
+  if (n < 2) return n;
+  auto a = plait::spawn([n] { return fib_spawn(n - 1); });
+  const long b = fib_spawn(n - 2);
+  return a.join() + b;
+}
+
+template <class Pred>
+bool wait_for(Pred pred, int seconds = 20) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+SleepCounts operator-(const SleepCounts& a, const SleepCounts& b) {
+  return {a.latch_completions - b.latch_completions, a.latch_wakeups - b.latch_wakeups, a.work_wakeups - b.work_wakeups,
+          a.idle_wakeups - b.idle_wakeups,          a.futex_waits - b.futex_waits,     a.futile_wakeups - b.futile_wakeups};
+}
+
+// A worker of `pool` waits (HelpWait) for its own CountLatch inside a root task, and sleeps there
+// once nothing is left to run; the root is handed in from a thread of its own.
+struct PoolWaiter {
+  explicit PoolWaiter(unsigned workers) : pool(plait::pool_options{.num_workers = workers}) {
+    latch.add(1);
+    caller = std::thread([this] {
+      pool.run([this] {
+        run_until(plait::detail::current_worker(), latch_ref{nullptr, &latch}, HelpWait{});
+        returned.store(true, std::memory_order_release);
+      });
+    });
+  }
+  ~PoolWaiter() {
+    if (latch.count() != 0) latch.count_down(1);
+    caller.join();
+  }
+  plait::pool pool;
+  CountLatch latch;
+  std::atomic<bool> returned{false};
+  std::thread caller;
+};
+
+// Many waiters asleep at once on different latches — threads that are no worker and workers of
+// several pools — and each completion wakes its own waiter and no other thread: one thread woken
+// per completion, no sleeper woken for nothing. (With one process-wide futex word, each completion
+// woke every latch sleeper of every pool: the others woke, found their latch pending and slept
+// again.)
+TEST(SleepModule, ACompletionWakesItsOwnWaiterAndNoOther) {
+  if (!PLAIT_COUNTERS) GTEST_SKIP() << "needs the sleep module's counters (PLAIT_COUNTERS=1)";
+  if (plait::pool({.num_workers = 1}).options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin";
+  Watchdog dog("SleepModule.ACompletionWakesItsOwnWaiterAndNoOther");
+  constexpr int kBlocked = 6, kPools = 3;
+  std::vector<std::unique_ptr<OnceLatch>> latches;
+  std::vector<std::unique_ptr<std::atomic<bool>>> back;
+  for (int i = 0; i < kBlocked; ++i) {
+    latches.push_back(std::make_unique<OnceLatch>());
+    back.push_back(std::make_unique<std::atomic<bool>>(false));
+  }
+  std::vector<std::thread> blocked;
+  for (int i = 0; i < kBlocked; ++i) {
+    blocked.emplace_back([&, i] {
+      run_until(nullptr, latch_ref{latches[static_cast<std::size_t>(i)].get(), nullptr}, BlockWait{});
+      back[static_cast<std::size_t>(i)]->store(true, std::memory_order_release);
+    });
+  }
+  std::vector<std::unique_ptr<PoolWaiter>> pools;
+  for (int i = 0; i < kPools; ++i) pools.push_back(std::make_unique<PoolWaiter>(2));
+  // Everyone asleep: each latch marked by its waiter.
+  ASSERT_TRUE(wait_for([&] {
+    for (auto& l : latches)
+      if (!l->marked()) return false;
+    for (auto& p : pools)
+      if (p->latch.sleepers() != 1) return false;
+    return true;
+  })) << "the waiters did not all go to sleep";
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the pools' other workers too
+
+  // The threads that are no worker, one at a time: nothing else may wake.
+  for (int i = 0; i < kBlocked; ++i) {
+    const SleepCounts before = sleep_counts();
+    latches[static_cast<std::size_t>(i)]->set(1);
+    ASSERT_TRUE(wait_for([&] { return back[static_cast<std::size_t>(i)]->load(std::memory_order_acquire); }));
+    const SleepCounts d = sleep_counts() - before;
+    EXPECT_EQ(d.latch_completions, 1u) << "latch " << i;
+    EXPECT_EQ(d.latch_wakeups, 1u) << "latch " << i << ": one completion woke " << d.latch_wakeups << " threads";
+    EXPECT_EQ(d.futex_waits, 0u) << "latch " << i << ": " << d.futex_waits << " sleepers woke and slept again";
+    EXPECT_EQ(d.futile_wakeups, 0u) << "latch " << i;
+    for (int j = i + 1; j < kBlocked; ++j) EXPECT_TRUE(latches[static_cast<std::size_t>(j)]->marked()) << j;
+  }
+  // The pools' waiters: each completion wakes that worker only (the root it returns from then
+  // completes its caller's latch: a second completion with its one waiter).
+  for (int i = 0; i < kPools; ++i) {
+    const SleepCounts before = sleep_counts();
+    pools[static_cast<std::size_t>(i)]->latch.count_down(1);
+    ASSERT_TRUE(wait_for([&] { return pools[static_cast<std::size_t>(i)]->returned.load(std::memory_order_acquire); }));
+    const SleepCounts d = sleep_counts() - before;
+    EXPECT_GE(d.latch_completions, 1u);
+    EXPECT_EQ(d.latch_wakeups, d.latch_completions) << "pool " << i;
+    EXPECT_EQ(d.futile_wakeups, 0u) << "pool " << i;
+    for (int j = i + 1; j < kPools; ++j) EXPECT_EQ(pools[static_cast<std::size_t>(j)]->latch.sleepers(), 1) << j;
+  }
+  for (auto& t : blocked) t.join();
+  pools.clear();
+}
+
+// New work of one pool does not wake the latch waiters of another: a worker of pool B sleeps in a
+// group wait while pool A runs a spawn-heavy program (thousands of publications). B's workers do
+// not wake; the waiter then wakes for its own latch.
+TEST(SleepModule, NewWorkOfOnePoolLeavesAnotherPoolsWaitersAsleep) {
+  if (!PLAIT_COUNTERS) GTEST_SKIP() << "needs the per-worker counters (PLAIT_COUNTERS=1)";
+  if (plait::pool({.num_workers = 1}).options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin";
+  Watchdog dog("SleepModule.NewWorkOfOnePoolLeavesAnotherPoolsWaitersAsleep");
+  PoolWaiter b(2);
+  ASSERT_TRUE(wait_for([&] { return b.latch.sleepers() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::uint64_t b_sleeps = b.pool.total_counters().sleeps;
+  plait::pool a({.num_workers = 2});
+  std::uint64_t publishes = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    EXPECT_EQ(a.run([] { return fib_spawn(22); }), fib_serial(22));
+    publishes = a.total_counters().publishes;
+  }
+  EXPECT_GT(publishes, 0u);
+  EXPECT_EQ(b.pool.total_counters().sleeps, b_sleeps) << "pool A's " << publishes << " publications woke pool B's workers";
+  EXPECT_EQ(b.latch.sleepers(), 1);
+  b.latch.count_down(1);
+  ASSERT_TRUE(wait_for([&] { return b.returned.load(std::memory_order_acquire); }));
 }
 
 class Waits : public plait_test::Workers {

@@ -658,7 +658,7 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
 // The rest, out of line: the owner's count is not settled by what ran here.
 template <class Count>
 PLAIT_NOINLINE void wait_owned_rest(detail::Worker* w, Count& c) noexcept {
-  if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::wait_policy::help);
+  if (c.flush() != 0) detail::run_until(w, detail::latch_ref{nullptr, &c.remote}, detail::HelpWait{});
   c.rearm();
 }
 
@@ -965,7 +965,7 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     if (w != nullptr)
       detail::group_wait(w, &done, parent->floor);
     else
-      detail::run_until(nullptr, detail::latch_ref{nullptr, &done}, detail::wait_policy::block);
+      detail::run_until(nullptr, detail::latch_ref{nullptr, &done}, detail::BlockWait{});
     return;
   }
   if (PLAIT_UNLIKELY((flags & task_depend) != 0 && depend != nullptr)) {

@@ -29,7 +29,8 @@ PLAIT_INLINE void cpu_relax() noexcept {
 }
 
 // The data-flow table's lock (src/dataflow.cpp): held for a table update of a few hundred
-// instructions.
+// instructions; the sleep module's parking buckets (src/sleep.cpp): a list insert or removal, or a
+// completion's futex wakes.
 inline constexpr unsigned spin_lock_spins = 64;
 // The OpenMP front door's short protocol waits (src/omp/loop.cpp): a worksharing slot still in use
 // by a member behind, a slot being set up, an ordered turn.

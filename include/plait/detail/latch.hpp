@@ -15,17 +15,20 @@
 // must wake anyone: a completion without a sleeper costs what it always did.
 //
 //   waiter                                         completer
-//   ev = latch_events.load (acquire)               old = RMW(state or count)   (acq_rel)
-//   old = RMW adding its mark  (seq_cst)           if old showed a mark and this RMW completed
-//   if old shows complete: remove mark, return         the latch: wake_latch_sleepers()
-//   futex_wait(latch_events, ev)                          (latch_events++, futex wake all)
-//   remove its mark
+//   ev = its word.load (acquire)                   old = RMW(state or count)   (acq_rel)
+//   park under the latch's address                 if old showed a mark and this RMW completed
+//   old = RMW adding its mark  (seq_cst)               the latch: wake_latch_waiters(this)
+//   if old shows complete: unpark, remove mark         (the threads parked under this address:
+//   futex_wait(its word, ev)                            word++, futex wake; src/sleep.cpp)
+//   unpark, remove its mark
 //
 // The RMWs on the latch word are totally ordered. If the completer's comes first, the waiter's
 // RMW sees the latch complete and does not sleep. If the waiter's comes first, the completer sees
-// the mark and bumps latch_events after the waiter read `ev` (the waiter's load is sequenced
-// before its RMW, which the completer's RMW reads from), so futex_wait returns at once or is
-// woken. No wake-up is lost; the completer never touches the latch after its RMW.
+// the mark, finds the waiter parked and bumps its word after the waiter read `ev` (the waiter's
+// load is sequenced before its RMW, which the completer's RMW reads from), so futex_wait returns
+// at once or is woken (the proof of the parking step: src/sleep.cpp, S2). No wake-up is lost; the
+// completer never touches the latch after its RMW: its address is only the parking table's key.
+// A completion wakes its own waiters and no other thread.
 //
 // Marks. A OnceLatch has one waiter (a joiner, the caller of a root): its mark is one bit. A
 // CountLatch may have many (every member of an OpenMP team waits for the team's tasks and for each
@@ -44,10 +47,10 @@
 
 namespace plait::detail {
 
-// Wakes every thread sleeping in a latch wait (all pools: spurious wake-ups are harmless and
-// rare; a completion that finds a sleeper is the only caller, besides new work that a sleeping
-// waiter may be able to run). Out of line, src/wait.cpp.
-PLAIT_COLD void wake_latch_sleepers() noexcept;
+// Wakes the threads sleeping in a wait for the latch at `latch` (parked under that address), and
+// no other: the completion that found a waiter marked asleep is the caller. The address is only a
+// key; the latch may be gone. Out of line, src/sleep.cpp.
+PLAIT_COLD void wake_latch_waiters(const void* latch) noexcept;
 
 class OnceLatch {
  public:
@@ -61,10 +64,12 @@ class OnceLatch {
     // acq_rel: release publishes what the completer wrote before (a task's result) to the
     // waiter's acquire; acquire orders the waiter's `asleep` mark (and its read of the futex word
     // before it) before our wake-up.
-    if (PLAIT_UNLIKELY(s_.exchange(code, std::memory_order_acq_rel) & asleep)) wake_latch_sleepers();
+    if (PLAIT_UNLIKELY(s_.exchange(code, std::memory_order_acq_rel) & asleep)) wake_latch_waiters(this);
   }
   // Whether the latch is complete. acquire: pairs with set's release.
   bool probe() const noexcept { return (s_.load(std::memory_order_acquire) & ~asleep) != pending; }
+  // Whether a waiter has marked the latch asleep now (tests, diagnostics). relaxed.
+  bool marked() const noexcept { return (s_.load(std::memory_order_relaxed) & asleep) != 0; }
   // The code, once complete. relaxed: the caller's probe (or its own set) already ordered it.
   std::uint8_t code() const noexcept { return static_cast<std::uint8_t>(s_.load(std::memory_order_relaxed) & ~asleep); }
 
@@ -122,7 +127,7 @@ class CountLatch {
     // equal to n means this RMW completed the latch and some waiter is marked.
     if (PLAIT_LIKELY(old == n)) return true;
     if (PLAIT_UNLIKELY((old & count_mask) == n)) {
-      wake_latch_sleepers();
+      wake_latch_waiters(this);
       return true;
     }
     return false;

@@ -124,7 +124,7 @@ struct Worker {
   // task_group::run runs a child at once instead of pushing it while this worker holds at least
   // this many private slots (pool_options::group_throttle; ~0u: never).
   std::uint32_t throttle = ~0u;
-  // A task for this worker alone (post_mail in src/idle.cpp), or null.
+  // A task for this worker alone (post_mail in src/sleep.cpp), or null.
   std::atomic<Mail*> mail{nullptr};
 
   alignas(cache_line) AtomicCounters ctr;
