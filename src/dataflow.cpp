@@ -5,6 +5,7 @@
 #include <plait/detail/backoff.hpp>
 
 #include "pool_impl.hpp"
+#include "task_alloc_resource.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -121,59 +122,11 @@ using seg_map = std::pmr::map<std::uintptr_t, segment>;
 
 inline constexpr std::size_t sweep_min = 16384;  // segments before the first sweep
 
-// Recycles the map's nodes: every block of the first size requested (the map node) goes onto a
-// free list when released and is handed out again; other sizes go to the default resource.
-// Used under the group lock only. Cheaper than unsynchronized_pool_resource, whose deallocate
-// searches its chunks.
-class node_recycler final : public std::pmr::memory_resource {
- public:
-  ~node_recycler() override {
-    while (free_) {
-      block* b = free_;
-      free_ = b->next;
-      ::operator delete(static_cast<void*>(b), std::align_val_t{align_});
-    }
-  }
-
- private:
-  struct block {
-    block* next;
-  };
-  void* do_allocate(std::size_t bytes, std::size_t align) override {
-    if (size_ == 0 && bytes >= sizeof(block) && align >= alignof(block)) {
-      size_ = bytes;
-      align_ = align;
-    }
-    if (bytes == size_ && align == align_) {
-      if (free_) {
-        block* b = free_;
-        free_ = b->next;
-        return b;
-      }
-      return ::operator new(bytes, std::align_val_t{align});
-    }
-    return std::pmr::new_delete_resource()->allocate(bytes, align);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    if (bytes == size_ && align == align_) {
-      auto* b = static_cast<block*>(p);
-      b->next = free_;
-      free_ = b;
-      return;
-    }
-    std::pmr::new_delete_resource()->deallocate(p, bytes, align);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
-
-  block* free_ = nullptr;
-  std::size_t size_ = 0, align_ = 0;
-};
-
 struct dataflow_state {
   spin_lock mu;
   // Everything below is protected by mu.
-  node_recycler pool;  // map nodes (used under mu only)
-  seg_map segs{&pool};
+  task_alloc_resource nodes;  // the map's nodes: the pool's magazines (used under mu only)
+  seg_map segs{&nodes};
   seg_map::iterator finger = segs.end();  // the segment touched last: most accesses start there or just after
   Worker* creator = nullptr;  // the worker (or no_worker) and dataflow depth of the creating task
   int creator_depth = 0;
@@ -196,62 +149,21 @@ inline constexpr std::int64_t throttle_tasks = 4096;
 // through a nested group) waits for the caller: a deadlock.
 constinit thread_local int tl_df_depth __attribute__((tls_model("initial-exec"))) = 0;
 
-namespace {
-
-// The per-thread node cache behind df_alloc/df_free: size classes of 32 bytes up to 512 bytes, at
-// most 8192 cached blocks per class and thread (twice the throttle); the rest go back to the
-// global allocator. Blocks migrate between threads (allocated by the creator, freed by whoever
-// finishes the task); each thread's cache is bounded, so that is harmless.
-constexpr std::size_t cache_grain = 32, cache_classes = 16, cache_cap = 8192;
-
-struct node_cache {
-  struct block {
-    block* next;
-  };
-  block* head[cache_classes] = {};
-  std::uint32_t count[cache_classes] = {};
-  node_cache() = default;
-  node_cache(const node_cache&) = delete;
-  node_cache& operator=(const node_cache&) = delete;
-  ~node_cache() {
-    for (block*& h : head)
-      while (h) {
-        block* b = h;
-        h = b->next;
-        ::operator delete(static_cast<void*>(b));
-      }
-  }
-};
-
-thread_local node_cache tl_node_cache;
-
-}  // namespace
-
-void* df_alloc(std::size_t bytes) {
-  std::size_t c = (bytes + cache_grain - 1) / cache_grain - 1;
-  if (c >= cache_classes) return ::operator new(bytes);
-  node_cache& k = tl_node_cache;
-  if (node_cache::block* b = k.head[c]) {
-    k.head[c] = b->next;
-    --k.count[c];
-    return b;
-  }
-  return ::operator new((c + 1) * cache_grain);
+void* df_alloc(std::size_t bytes, Pool** home) {
+  constexpr std::size_t align = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+  Pool* const p = task_alloc_resource::current_pool();
+  *home = p;
+  if (p == nullptr) return ::operator new(bytes, std::align_val_t{align});  // run() will refuse it
+  return pool_alloc_bytes(p, bytes, align);
 }
 
-void df_free(void* p, std::size_t bytes) noexcept {
-  std::size_t c = (bytes + cache_grain - 1) / cache_grain - 1;
-  if (c < cache_classes) {
-    node_cache& k = tl_node_cache;
-    if (k.count[c] < cache_cap) {
-      auto* b = static_cast<node_cache::block*>(p);
-      b->next = k.head[c];
-      k.head[c] = b;
-      ++k.count[c];
-      return;
-    }
+void df_free(void* mem, std::size_t bytes, Pool* home) noexcept {
+  constexpr std::size_t align = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+  if (home == nullptr) {
+    ::operator delete(mem, std::align_val_t{align});
+    return;
   }
-  ::operator delete(p);
+  pool_free_bytes(home, mem, bytes, align);
 }
 
 namespace {
@@ -484,7 +396,7 @@ void sweep(dataflow_state& st) noexcept {
     st.sweep_at = 2 * st.segs.size();
     return;
   }
-  seg_map fresh(&st.pool);
+  seg_map fresh(&st.nodes);
   for (auto& [key, s] : st.segs) {
     if (all_done(s.gen) && all_done(s.readers)) {
       // before: its tasks finished before any of gen started.

@@ -105,6 +105,41 @@ void task_free_foreign(Pool* home, void* p, std::size_t bytes, std::size_t align
   PLAIT_ALLOC_POISON(b, alloc_block_size(c));
 }
 
+void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align) {
+  if (bytes > alloc_max_block || align > alloc_min_block) return ::operator new(bytes, std::align_val_t{align});
+  const unsigned c = alloc_class_of(bytes);
+  const std::uint32_t B = alloc_batch(c);
+  Pool::Depot& d = home->depot[c];
+  std::lock_guard<std::mutex> lk(d.mu);
+  if (d.strays == nullptr) {
+    // The strays are empty: they become one batch less a block (the depot keeps whole batches
+    // in `batches` and fewer than a batch's worth in `strays`).
+    FreeBlock* got = nullptr;
+    if (d.batches != nullptr) {
+      got = d.batches;
+      PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
+      d.batches = got->next_batch;
+      PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
+    } else {
+      void* mem = ::operator new(alloc_batch_bytes, std::align_val_t{alloc_min_block});
+      try {
+        d.slabs.push_back(mem);
+      } catch (...) {
+        ::operator delete(mem, std::align_val_t{alloc_min_block});
+        throw;
+      }
+      got = carve(mem, c, B);
+    }
+    d.strays = got;
+    d.stray_n = B;
+  }
+  FreeBlock* b = d.strays;
+  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
+  d.strays = b->next;
+  --d.stray_n;
+  return b;
+}
+
 void alloc_release(Pool* p) noexcept {
   for (unsigned c = 0; c < alloc_classes; ++c) {
     Pool::Depot& d = p->depot[c];

@@ -1,10 +1,14 @@
 #include "test_util.hpp"
 
+#include "pool_impl.hpp"  // internal: the magazines (pool_alloc_bytes) for the allocator's own test
+
 #include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace {
@@ -274,6 +278,94 @@ TEST(PoolDeathTest, JoinByAStolenGroupChildAborts) {
         });
       },
       "not among the unjoined spawns");
+}
+
+}  // namespace
+
+namespace {
+
+// The one small-object allocator (detail/task_alloc.hpp) used from everywhere at once: threads
+// that are no worker allocate from the pool's depot (task_alloc_foreign) and free there
+// (task_free_foreign); workers allocate from and free into their magazines; blocks cross between
+// the two kinds in both directions. Every live block is filled with its own id and checked when
+// it is freed: two live blocks never overlap and none is handed out twice (ASan: a freed block is
+// poisoned, so a use after free is reported).
+struct Block {
+  unsigned char* p;
+  std::size_t bytes;
+  unsigned char id;
+};
+
+void fill(const Block& b) { std::memset(b.p, b.id, b.bytes); }
+bool intact(const Block& b) {
+  for (std::size_t i = 0; i < b.bytes; ++i)
+    if (b.p[i] != b.id) return false;
+  return true;
+}
+
+TEST(TaskAlloc, WorkersAndOutsideThreadsShareTheMagazines) {
+  plait::pool pool({.num_workers = 2});
+  plait::detail::Pool* home = pool.run([] { return plait::detail::current_worker()->pool; });
+  const std::size_t sizes[] = {8, 64, 100, 128, 200, 256, 500, 512, 513, 2000};  // the last two: operator new
+  constexpr int kThreads = 3, kPerThread = 3000;
+  std::mutex mu;
+  std::vector<Block> to_workers;  // allocated outside, freed by workers
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::uint64_t x = plait_test::mix(static_cast<std::uint64_t>(t) + 1);
+      std::vector<Block> mine;
+      for (int i = 0; i < kPerThread; ++i) {
+        x = plait_test::mix(x);
+        const std::size_t bytes = sizes[x % std::size(sizes)];
+        Block b{static_cast<unsigned char*>(plait::detail::pool_alloc_bytes(home, bytes, 16)), bytes,
+                static_cast<unsigned char>(x >> 8)};
+        fill(b);
+        mine.push_back(b);
+        if (x % 3 == 0) {  // free one of ours now: the depot's strays fill and become batches
+          const std::size_t k = (x >> 20) % mine.size();
+          if (!intact(mine[k])) bad.fetch_add(1);
+          plait::detail::pool_free_bytes(home, mine[k].p, mine[k].bytes, 16);
+          mine[k] = mine.back();
+          mine.pop_back();
+        }
+      }
+      std::lock_guard<std::mutex> lk(mu);
+      to_workers.insert(to_workers.end(), mine.begin(), mine.end());
+    });
+  }
+  // Meanwhile the workers allocate and free in their magazines, going to the depot and back.
+  std::vector<Block> from_workers(20000);
+  pool.run([&] {
+    plait::parallel_for(0, static_cast<std::int64_t>(from_workers.size()), [&](std::int64_t i) {
+      const std::size_t bytes = sizes[static_cast<std::size_t>(i) % std::size(sizes)];
+      Block b{static_cast<unsigned char*>(plait::detail::pool_alloc_bytes(home, bytes, 16)), bytes,
+              static_cast<unsigned char>(i * 7)};
+      fill(b);
+      from_workers[static_cast<std::size_t>(i)] = b;
+    });
+  });
+  for (auto& t : ts) t.join();
+  // Outside blocks freed by workers, worker blocks freed outside: all still intact first.
+  pool.run([&] {
+    plait::parallel_for(0, static_cast<std::int64_t>(to_workers.size()), [&](std::int64_t i) {
+      const Block& b = to_workers[static_cast<std::size_t>(i)];
+      if (!intact(b)) bad.fetch_add(1);
+      plait::detail::pool_free_bytes(home, b.p, b.bytes, 16);
+    });
+  });
+  for (const Block& b : from_workers) {
+    if (!intact(b)) bad.fetch_add(1);
+    plait::detail::pool_free_bytes(home, b.p, b.bytes, 16);
+  }
+  EXPECT_EQ(bad.load(), 0);
+  // And the magazines still hand out sound blocks afterwards, to both kinds of thread.
+  void* a = plait::detail::pool_alloc_bytes(home, 64, 16);
+  void* w = pool.run([home] { return plait::detail::pool_alloc_bytes(home, 64, 16); });
+  EXPECT_NE(a, w);
+  plait::detail::pool_free_bytes(home, a, 64, 16);
+  plait::detail::pool_free_bytes(home, w, 64, 16);
 }
 
 }  // namespace

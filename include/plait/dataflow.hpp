@@ -78,11 +78,14 @@ struct df_event;
 struct dataflow_state;
 struct mutex_set;
 
-// Node memory (src/dataflow.cpp): a per-thread cache of blocks by size class, because a node is
-// usually freed on another worker than the one that made it, in bursts that overflow malloc's
-// own per-thread cache.
-void* df_alloc(std::size_t bytes);
-void df_free(void* p, std::size_t bytes) noexcept;
+class Pool;
+
+// Node memory (src/dataflow.cpp): the workers' magazines of the creating task's pool, stored in
+// *home (the task-record allocator, detail/task_alloc.hpp: a node is usually freed on another
+// worker than the one that made it, in bursts that overflow malloc's own per-thread cache); on a
+// thread that is no worker, operator new and *home = null. df_free takes the same home back.
+void* df_alloc(std::size_t bytes, Pool** home);
+void df_free(void* p, std::size_t bytes, Pool* home) noexcept;
 
 // A short list that keeps its first N entries inline (nodes never move, so `data` may point into
 // the node itself). Only touched under the group's lock.
@@ -135,6 +138,7 @@ struct dep_node {
   bool done = false;           // finished (ran or was skipped); no new edge to it is needed
   bool acquired = false;       // holds its mutexinoutset sets (while it runs)
   dep_node* link = nullptr;    // ready list / a mutex set's waiter queue
+  Pool* home = nullptr;        // whose magazines hold the node's memory (df_alloc)
   small_list<dep_node*, 2> succ;     // tasks waiting for this one
   small_list<mutex_set*, 1> msets;   // mutexinoutset sets it belongs to
 };
@@ -153,8 +157,9 @@ struct dep_task final : dep_node {
   static void run_op(dep_node* n, int what) {
     auto* t = static_cast<dep_task*>(n);
     if (what == op_free) {
+      Pool* const home = t->home;
       t->~dep_task();
-      df_free(t, sizeof(dep_task));
+      df_free(t, sizeof(dep_task), home);
       return;
     }
     struct destroy_at_exit {
@@ -241,11 +246,14 @@ class dataflow_group {
   static detail::dep_node* make_node(F&& f) {
     using T = detail::dep_task<std::decay_t<F>>;
     static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned closures are not supported");
-    void* mem = detail::df_alloc(sizeof(T));
+    detail::Pool* home = nullptr;
+    void* mem = detail::df_alloc(sizeof(T), &home);
     try {
-      return ::new (mem) T(std::forward<F>(f));
+      T* t = ::new (mem) T(std::forward<F>(f));
+      t->home = home;
+      return t;
     } catch (...) {
-      detail::df_free(mem, sizeof(T));
+      detail::df_free(mem, sizeof(T), home);
       throw;
     }
   }

@@ -126,6 +126,30 @@ constexpr bool alloc_in_class(std::size_t bytes, std::size_t align) noexcept {
 // pool's depot, under its mutex. Out of line, src/task_alloc.cpp.
 PLAIT_NOINLINE void task_free_foreign(Pool* home, void* p, std::size_t bytes, std::size_t align) noexcept;
 
+// task_alloc_bytes for a thread that is no worker of `home`: a block from the pool's depot, under
+// its mutex (a stray if there is one, else one block of a batch whose rest become the strays).
+// Out of line, src/task_alloc.cpp. May throw bad_alloc.
+PLAIT_NOINLINE void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align);
+
+// Memory from the magazines of pool `home` for any thread: the calling worker's cache when it is a
+// worker of `home`, the depot otherwise. The one way the runtime allocates small objects whose
+// free may happen on another thread of the pool or outside it (data-flow nodes, the data-flow
+// table's map nodes through task_alloc_resource). The block lives at most as long as the pool.
+PLAIT_INLINE void* pool_alloc_bytes(Pool* home, std::size_t bytes, std::size_t align) {
+  Worker* w = tl_worker;
+  if (PLAIT_LIKELY(w->pool == home)) return task_alloc_bytes(w, bytes, align);
+  return task_alloc_foreign(home, bytes, align);
+}
+// Gives back a block of pool_alloc_bytes(home, bytes, align), from any thread.
+PLAIT_INLINE void pool_free_bytes(Pool* home, void* p, std::size_t bytes, std::size_t align) noexcept {
+  Worker* w = tl_worker;
+  if (PLAIT_LIKELY(w->pool == home)) {
+    task_free_bytes(w, p, bytes, align);
+    return;
+  }
+  task_free_foreign(home, p, bytes, align);
+}
+
 // Memory for one T on worker w (w is a worker of a pool, never no_worker). May throw bad_alloc.
 // (task_alloc_bytes with constants: the class is computed at compile time.)
 template <class T>
