@@ -61,10 +61,10 @@ static thread_local const Pool* tl_polling = nullptr;
 static void run_pollers(Pool* p) noexcept {
   tl_polling = p;
   // Index loop: a poller may remove itself or others (the vector shrinks under us).
-  for (std::size_t i = 0; i < p->pollers.size(); ++i) {
+  for (std::size_t i = 0; i < p->ext.pollers.size(); ++i) {
     try {
       // Copy: the poller may remove itself (destroying the stored function) while it runs.
-      std::function<void()> fn = p->pollers[i].fn;
+      std::function<void()> fn = p->ext.pollers[i].fn;
       fn();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "plait: a poller threw (%s); pollers must not throw\n", e.what());
@@ -81,26 +81,26 @@ bool run_external(Worker* w) noexcept {
   Pool* const p = w->pool;
   bool ran = false;
   // acquire: pairs with hand_completion's release RMW: the completion's arguments are visible.
-  if (p->ncompletions.load(std::memory_order_acquire) != 0) {
+  if (p->ext.ncompletions.load(std::memory_order_acquire) != 0) {
     std::vector<std::pair<void (*)(void*), void*>> todo;
     {
-      std::lock_guard<std::mutex> lk(p->done_mu);
-      todo.swap(p->completions);
+      std::lock_guard<std::mutex> lk(p->ext.done_mu);
+      todo.swap(p->ext.completions);
       // relaxed: the mutex orders the list; the counter is the lock-free hint.
-      p->ncompletions.store(0, std::memory_order_relaxed);
+      p->ext.ncompletions.store(0, std::memory_order_relaxed);
     }
     for (auto& [fn, arg] : todo) fn(arg);
     ran = !todo.empty();
   }
   // relaxed: a hint; the mutex orders the list.
-  if (p->npollers.load(std::memory_order_relaxed) != 0 && tl_polling != p) {
+  if (p->ext.npollers.load(std::memory_order_relaxed) != 0 && tl_polling != p) {
     const std::uint64_t now = now_ns();
     // relaxed: a rate limit, not a synchronisation; two workers that both read an old value
     // meet at the try_lock below.
-    if (now >= p->next_poll_ns.load(std::memory_order_relaxed) && p->poll_mu.try_lock()) {
-      p->next_poll_ns.store(now + p->poll_period_ns, std::memory_order_relaxed);
+    if (now >= p->ext.next_poll_ns.load(std::memory_order_relaxed) && p->ext.poll_mu.try_lock()) {
+      p->ext.next_poll_ns.store(now + p->ext.period_ns, std::memory_order_relaxed);
       run_pollers(p);
-      p->poll_mu.unlock();
+      p->ext.poll_mu.unlock();
     }
   }
   return ran;
@@ -109,16 +109,16 @@ bool run_external(Worker* w) noexcept {
 void hand_completion(Pool* p, void (*fn)(void*), void* arg) {
   // relaxed: ordered before the unlock below, which is what ~Pool's acquire load rests on (H1-H3
   // at the top).
-  p->handing.fetch_add(1, std::memory_order_relaxed);
+  p->ext.handing.fetch_add(1, std::memory_order_relaxed);
   try {
-    std::lock_guard<std::mutex> lk(p->done_mu);
-    p->completions.emplace_back(fn, arg);
+    std::lock_guard<std::mutex> lk(p->ext.done_mu);
+    p->ext.completions.emplace_back(fn, arg);
     // seq_cst: the hand-in's side of the StoreLoad pairing with sleepers (see the top); release
     // for run_external's acquire.
-    p->ncompletions.fetch_add(1, std::memory_order_seq_cst);
+    p->ext.ncompletions.fetch_add(1, std::memory_order_seq_cst);
   } catch (...) {
     // release: nothing of ours is visible; the pool may go.
-    p->handing.fetch_sub(1, std::memory_order_release);
+    p->ext.handing.fetch_sub(1, std::memory_order_release);
     throw;
   }
   at_point(protocol_point::hand_in);
@@ -127,18 +127,18 @@ void hand_completion(Pool* p, void (*fn)(void*), void* arg) {
   // the counter at its next look.
   // release: every access above happens before ~Pool's acquire load that reads zero (H3); this is
   // the hand-in's last access to *p.
-  p->handing.fetch_sub(1, std::memory_order_release);
+  p->ext.handing.fetch_sub(1, std::memory_order_release);
 }
 
 void wait_hand_ins(Pool* p) noexcept {
   // acquire: pairs with hand_completion's release decrement (H3 at the top). The wait is a few
   // instructions of the other thread (a futex wake at most): yield, do not sleep.
-  while (p->handing.load(std::memory_order_acquire) != 0) sched_yield();
+  while (p->ext.handing.load(std::memory_order_acquire) != 0) sched_yield();
 }
 
 std::uint64_t sleep_limit_ns(const Pool* p) noexcept {
   // relaxed: a hint; a poller registered just after this read is served at the next wake-up.
-  return p->npollers.load(std::memory_order_relaxed) != 0 ? p->poll_period_ns : 0;
+  return p->ext.npollers.load(std::memory_order_relaxed) != 0 ? p->ext.period_ns : 0;
 }
 
 }  // namespace plait::detail
@@ -149,17 +149,17 @@ pool::poller_id pool::add_poller(std::function<void()> fn) {
   if (!fn) throw std::invalid_argument("plait::pool::add_poller: an empty function");
   detail::Pool* p = impl_.get();
   const bool locked_here = detail::tl_polling != p;
-  if (locked_here) p->poll_mu.lock();
-  const poller_id id = p->poller_next_id++;
+  if (locked_here) p->ext.poll_mu.lock();
+  const poller_id id = p->ext.next_id++;
   try {
-    p->pollers.push_back({id, std::move(fn)});
+    p->ext.pollers.push_back({id, std::move(fn)});
   } catch (...) {
-    if (locked_here) p->poll_mu.unlock();
+    if (locked_here) p->ext.poll_mu.unlock();
     throw;
   }
   // relaxed: the mutex orders the list; the count is the wait loop's hint.
-  p->npollers.store(static_cast<std::uint32_t>(p->pollers.size()), std::memory_order_relaxed);
-  if (locked_here) p->poll_mu.unlock();
+  p->ext.npollers.store(static_cast<std::uint32_t>(p->ext.pollers.size()), std::memory_order_relaxed);
+  if (locked_here) p->ext.poll_mu.unlock();
   // Sleepers sleep without a limit while there is no poller: wake them to start polling.
   detail::wake_pool(p);
   return id;
@@ -168,18 +168,18 @@ pool::poller_id pool::add_poller(std::function<void()> fn) {
 bool pool::remove_poller(poller_id id) {
   detail::Pool* p = impl_.get();
   const bool locked_here = detail::tl_polling != p;
-  if (locked_here) p->poll_mu.lock();  // waits for a call in progress (by another thread) to end
+  if (locked_here) p->ext.poll_mu.lock();  // waits for a call in progress (by another thread) to end
   bool found = false;
-  for (std::size_t i = 0; i < p->pollers.size(); ++i) {
-    if (p->pollers[i].id == id) {
-      p->pollers.erase(p->pollers.begin() + static_cast<std::ptrdiff_t>(i));
+  for (std::size_t i = 0; i < p->ext.pollers.size(); ++i) {
+    if (p->ext.pollers[i].id == id) {
+      p->ext.pollers.erase(p->ext.pollers.begin() + static_cast<std::ptrdiff_t>(i));
       found = true;
       break;
     }
   }
   // relaxed: as in add_poller.
-  p->npollers.store(static_cast<std::uint32_t>(p->pollers.size()), std::memory_order_relaxed);
-  if (locked_here) p->poll_mu.unlock();
+  p->ext.npollers.store(static_cast<std::uint32_t>(p->ext.pollers.size()), std::memory_order_relaxed);
+  if (locked_here) p->ext.poll_mu.unlock();
   return found;
 }
 

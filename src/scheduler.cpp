@@ -31,9 +31,9 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
     look_attempts = n > cpus ? std::min(n - 1, std::max(8u, look_sample_per_cpu * cpus)) : n - 1;
   }
   // from_env has set every policy (the options below are the resolved ones).
-  poll_period_ns = opts.poll_period_us * 1000;
-  steal = *opts.steal;
-  steal_k = static_cast<std::uint32_t>(steal == steal_policy::chunk ? opts.steal_chunk : 1);
+  ext.period_ns = opts.poll_period_us * 1000;
+  steal.policy = *opts.steal;
+  steal.k = static_cast<std::uint32_t>(steal.policy == steal_policy::chunk ? opts.steal_chunk : 1);
   std::size_t cap = opts.deque_capacity;
   if (cap < 16 || cap > (std::size_t{1} << 30) || (cap & (cap - 1)) != 0)
     throw std::invalid_argument("plait: deque_capacity " + std::to_string(cap) +
@@ -70,21 +70,21 @@ Pool::Pool(const pool_options& o, bool caller_is_worker0) : opts(pool_options::f
   }
 
   // Tracing: the option, else PLAIT_TRACE (numbered from the second pool of the process on).
-  trace_path = opts.trace_path;
-  if (trace_path.empty()) {
+  trace.path = opts.trace_path;
+  if (trace.path.empty()) {
     if (const char* env = std::getenv("PLAIT_TRACE"); env != nullptr && *env != '\0') {
       static std::atomic<unsigned> env_pools{0};
       // relaxed: only makes the numbers distinct.
       unsigned k = env_pools.fetch_add(1, std::memory_order_relaxed);
-      trace_path = env;
+      trace.path = env;
       if (k > 0) {
-        auto dot = trace_path.rfind('.');
-        auto slash = trace_path.rfind('/');
+        auto dot = trace.path.rfind('.');
+        auto slash = trace.path.rfind('/');
         std::string num = "." + std::to_string(k + 1);
         if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
-          trace_path.insert(dot, num);
+          trace.path.insert(dot, num);
         else
-          trace_path += num;
+          trace.path += num;
       }
     }
   }
@@ -144,10 +144,10 @@ void run_root(Pool* p, exec_fn exec, void* data) {
   job.exec = exec;
   job.data = data;
   {
-    std::lock_guard<std::mutex> lk(p->inj_mu);
-    p->inj_q.push_back(&job);
+    std::lock_guard<std::mutex> lk(p->roots.mu);
+    p->roots.q.push_back(&job);
     // relaxed: the queue itself is protected by the mutex; the count is a polling hint.
-    p->inj_count.fetch_add(1, std::memory_order_relaxed);
+    p->roots.count.fetch_add(1, std::memory_order_relaxed);
   }
   notify_injected(p);
   if (Worker* me = current_worker(); me != nullptr) {
@@ -212,7 +212,7 @@ void pool::reset_counters() {
 static pool* g_default_pool = nullptr;
 static void write_default_trace() noexcept {
   try {
-    g_default_pool->write_trace(g_default_pool->impl()->trace_path);
+    g_default_pool->write_trace(g_default_pool->impl()->trace.path);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
   }

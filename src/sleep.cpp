@@ -130,8 +130,8 @@ static bool work_visible(const Worker* w) noexcept {
   const Pool* p = w->pool;
   // relaxed loads, ordered after the sleeper's seq_cst fence (S1).
   if (w->mail.load(std::memory_order_relaxed) != nullptr) return true;
-  if (p->inj_count.load(std::memory_order_relaxed) != 0) return true;
-  if (p->ncompletions.load(std::memory_order_relaxed) != 0) return true;  // handed in (poll.cpp)
+  if (p->roots.count.load(std::memory_order_relaxed) != 0) return true;
+  if (p->ext.ncompletions.load(std::memory_order_relaxed) != 0) return true;  // handed in (poll.cpp)
   if (p->shutdown.load(std::memory_order_relaxed)) return true;
   for (unsigned i = 0; i < p->n; ++i) {
     std::uint64_t v = p->workers[i].dq.ts.load(std::memory_order_relaxed);

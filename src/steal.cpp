@@ -58,13 +58,13 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   PLAIT_COUNT(self, steal_attempts, 1);
   const Pool* p = self->pool;
   claim_rule rule;
-  switch (p->steal) {
+  switch (p->steal.policy) {
     case steal_policy::chunk: rule.how = claim_rule::kind::chunk; break;
     case steal_policy::half: rule.how = claim_rule::kind::half; break;
     case steal_policy::adaptive: rule.how = claim_rule::kind::share; break;
     default: break;
   }
-  rule.chunk = p->steal_k;
+  rule.chunk = p->steal.k;
   rule.workers = p->n;
   rule.room = (self->dq.capacity - self->dq.head) / 2;  // the extra k-1 go on our deque
   const claim c = v->dq.try_claim(rule);

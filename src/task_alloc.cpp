@@ -33,7 +33,7 @@ void* alloc_refill(Worker* w, unsigned c) {
     k.full = nullptr;
     k.n = B;
   } else {
-    Pool::Depot& d = w->pool->depot[c];
+    AllocDepot& d = w->pool->depot[c];
     FreeBlock* got = nullptr;
     {
       std::lock_guard<std::mutex> lk(d.mu);
@@ -72,7 +72,7 @@ void alloc_spill(Worker* w, unsigned c) noexcept {
   // `head` now holds exactly one batch. Keep it as the second magazine; if that one is taken,
   // hand the older full batch to the depot first.
   if (k.full != nullptr) {
-    Pool::Depot& d = w->pool->depot[c];
+    AllocDepot& d = w->pool->depot[c];
     FreeBlock* b = k.full;
     std::lock_guard<std::mutex> lk(d.mu);
     PLAIT_ALLOC_UNPOISON(b, sizeof(FreeBlock));
@@ -91,7 +91,7 @@ void task_free_foreign(Pool* home, void* p, std::size_t bytes, std::size_t align
     return;
   }
   const unsigned c = alloc_class_of(bytes);
-  Pool::Depot& d = home->depot[c];
+  AllocDepot& d = home->depot[c];
   auto* b = static_cast<FreeBlock*>(p);
   std::lock_guard<std::mutex> lk(d.mu);
   b->next = d.strays;
@@ -109,7 +109,7 @@ void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align) {
   if (bytes > alloc_max_block || align > alloc_min_block) return ::operator new(bytes, std::align_val_t{align});
   const unsigned c = alloc_class_of(bytes);
   const std::uint32_t B = alloc_batch(c);
-  Pool::Depot& d = home->depot[c];
+  AllocDepot& d = home->depot[c];
   std::lock_guard<std::mutex> lk(d.mu);
   if (d.strays == nullptr) {
     // The strays are empty: they become one batch less a block (the depot keeps whole batches
@@ -142,7 +142,7 @@ void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align) {
 
 void alloc_release(Pool* p) noexcept {
   for (unsigned c = 0; c < alloc_classes; ++c) {
-    Pool::Depot& d = p->depot[c];
+    AllocDepot& d = p->depot[c];
     for (void* mem : d.slabs) {
       PLAIT_ALLOC_UNPOISON(mem, alloc_batch_bytes);
       ::operator delete(mem, std::align_val_t{alloc_min_block});

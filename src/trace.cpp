@@ -48,16 +48,16 @@ static std::uint64_t trace_ticks() noexcept {
 }
 
 void trace_init(Pool* p) {
-  if (p->trace_path.empty()) return;
+  if (p->trace.path.empty()) return;
   std::string err;
-  if (!trace::check_trace_path(p->trace_path, &err)) {
+  if (!trace::check_trace_path(p->trace.path, &err)) {
     // The program still runs, untraced; it says so once.
-    std::fprintf(stderr, "plait: cannot write trace %s: %s; tracing is off\n", p->trace_path.c_str(), err.c_str());
-    p->trace_path.clear();
+    std::fprintf(stderr, "plait: cannot write trace %s: %s; tracing is off\n", p->trace.path.c_str(), err.c_str());
+    p->trace.path.clear();
     return;
   }
-  p->trace_labels.assign(1, std::string());
-  p->trace_label_keys.assign(1, nullptr);
+  p->trace.labels.assign(1, std::string());
+  p->trace.label_keys.assign(1, nullptr);
   for (unsigned i = 0; i < p->n; ++i) {
     auto* b = new TraceBuf;
     p->workers[i].trace = b;
@@ -68,9 +68,9 @@ void trace_init(Pool* p) {
   }
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
-  p->trace_unix0 = static_cast<std::uint64_t>(rt.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(rt.tv_nsec);
-  p->trace_mono0 = mono_ns();
-  p->trace_tsc0 = trace_ticks();
+  p->trace.unix0 = static_cast<std::uint64_t>(rt.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(rt.tv_nsec);
+  p->trace.mono0 = mono_ns();
+  p->trace.tsc0 = trace_ticks();
 }
 
 void trace_event(Worker* w, trace::ev k, std::uint64_t task, std::uint32_t other, std::uint32_t label,
@@ -137,8 +137,8 @@ void trace_df(Worker* w, trace::ev k, const void* node, const void* pred) noexce
 
 static void write_out(Pool* p, const std::string& path, std::string* err, bool* ok) {
   std::uint64_t tsc1 = trace_ticks(), mono1 = mono_ns();
-  double ns_per_tick = tsc1 > p->trace_tsc0 ? static_cast<double>(mono1 - p->trace_mono0) /
-                                                   static_cast<double>(tsc1 - p->trace_tsc0)
+  double ns_per_tick = tsc1 > p->trace.tsc0 ? static_cast<double>(mono1 - p->trace.mono0) /
+                                                   static_cast<double>(tsc1 - p->trace.tsc0)
                                              : 1.0;
   trace::Trace t;
   t.runtime = "plait";
@@ -153,10 +153,10 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
       std::fclose(f);
     }
   }
-  t.t0_unix_ns = p->trace_unix0;
+  t.t0_unix_ns = p->trace.unix0;
   {
-    std::lock_guard<std::mutex> lk(p->trace_mu);
-    t.labels = p->trace_labels;
+    std::lock_guard<std::mutex> lk(p->trace.mu);
+    t.labels = p->trace.labels;
   }
   t.workers.resize(p->n);
   for (unsigned i = 0; i < p->n; ++i) {
@@ -173,7 +173,7 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
     b->busy.store(false, std::memory_order_release);
     std::uint64_t last = 0;
     for (trace::Event& e : out) {
-      std::uint64_t dt = e.t_ns > p->trace_tsc0 ? e.t_ns - p->trace_tsc0 : 0;
+      std::uint64_t dt = e.t_ns > p->trace.tsc0 ? e.t_ns - p->trace.tsc0 : 0;
       std::uint64_t ns = static_cast<std::uint64_t>(static_cast<double>(dt) * ns_per_tick);
       if (ns < last) ns = last;  // per-worker monotonic even if the TSC wobbles across CPUs
       last = ns;
@@ -184,19 +184,19 @@ static void write_out(Pool* p, const std::string& path, std::string* err, bool* 
 }
 
 void trace_write_now(Pool* p) noexcept {
-  if (p->trace_path.empty()) return;
+  if (p->trace.path.empty()) return;
   std::string err;
   bool ok = false;
   try {
-    write_out(p, p->trace_path, &err, &ok);
+    write_out(p, p->trace.path, &err, &ok);
   } catch (const std::exception& e) {
     err = e.what();
   }
-  if (!ok) std::fprintf(stderr, "plait: cannot write trace %s: %s\n", p->trace_path.c_str(), err.c_str());
+  if (!ok) std::fprintf(stderr, "plait: cannot write trace %s: %s\n", p->trace.path.c_str(), err.c_str());
 }
 
 void trace_finish(Pool* p) noexcept {
-  if (p->trace_path.empty()) return;
+  if (p->trace.path.empty()) return;
   trace_write_now(p);
   for (unsigned i = 0; i < p->n; ++i) {
     delete p->workers[i].trace;
@@ -208,11 +208,11 @@ void trace_finish(Pool* p) noexcept {
 
 namespace plait {
 
-bool pool::tracing() const noexcept { return !impl_->trace_path.empty(); }
+bool pool::tracing() const noexcept { return !impl_->trace.path.empty(); }
 
 void pool::write_trace(const std::string& path) const {
   detail::Pool* p = impl_.get();
-  if (p->trace_path.empty())
+  if (p->trace.path.empty())
     throw std::logic_error("plait::pool::write_trace: this pool does not trace (set pool_options::trace_path or PLAIT_TRACE)");
   std::string err;
   bool ok = false;
@@ -226,14 +226,14 @@ void label_next_task(const char* label) noexcept {
   detail::Pool* p = w->pool;
   std::uint32_t idx = 0;
   {
-    std::lock_guard<std::mutex> lk(p->trace_mu);
-    for (std::size_t i = 1; i < p->trace_label_keys.size(); ++i)
-      if (p->trace_label_keys[i] == label) idx = static_cast<std::uint32_t>(i);
+    std::lock_guard<std::mutex> lk(p->trace.mu);
+    for (std::size_t i = 1; i < p->trace.label_keys.size(); ++i)
+      if (p->trace.label_keys[i] == label) idx = static_cast<std::uint32_t>(i);
     if (idx == 0) {
       try {
-        p->trace_label_keys.push_back(label);
-        p->trace_labels.emplace_back(label);
-        idx = static_cast<std::uint32_t>(p->trace_labels.size() - 1);
+        p->trace.label_keys.push_back(label);
+        p->trace.labels.emplace_back(label);
+        idx = static_cast<std::uint32_t>(p->trace.labels.size() - 1);
       } catch (...) {
         return;
       }

@@ -107,10 +107,10 @@ std::uint32_t HelpWait::wants() const noexcept { return want_any_publication; }
 
 bool RootsWait::look(Worker* w) const noexcept {
   // relaxed: a hint; take_injected re-checks under the lock.
-  return w->pool->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(w);
+  return w->pool->roots.count.load(std::memory_order_relaxed) != 0 && take_injected(w);
 }
 bool RootsWait::visible(const Worker* w) const noexcept {
-  return w->pool->inj_count.load(std::memory_order_relaxed) != 0;
+  return w->pool->roots.count.load(std::memory_order_relaxed) != 0;
 }
 std::uint32_t RootsWait::wants() const noexcept { return want_roots; }
 
@@ -119,7 +119,7 @@ std::uint32_t RootsWait::wants() const noexcept { return want_roots; }
 // A completion handed in from outside (poll.cpp) is work for any waiter of the pool. relaxed: as
 // visible(), ordered after the sleeper's fence.
 static bool external_visible(const Worker* w) noexcept {
-  return w->pool->ncompletions.load(std::memory_order_relaxed) != 0;
+  return w->pool->ext.ncompletions.load(std::memory_order_relaxed) != 0;
 }
 
 // A latch waiter sleeps until its latch completes or new work it can run is published (or

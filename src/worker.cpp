@@ -25,12 +25,12 @@ bool take_injected(Worker* w) noexcept {
   Pool* p = w->pool;
   Injected* job = nullptr;
   {
-    std::lock_guard<std::mutex> lk(p->inj_mu);
-    if (p->inj_q.empty()) return false;
-    job = p->inj_q.front();
-    p->inj_q.pop_front();
+    std::lock_guard<std::mutex> lk(p->roots.mu);
+    if (p->roots.q.empty()) return false;
+    job = p->roots.q.front();
+    p->roots.q.pop_front();
     // relaxed: the mutex orders the queue; the counter is only a hint for lock-free polling.
-    p->inj_count.fetch_sub(1, std::memory_order_relaxed);
+    p->roots.count.fetch_sub(1, std::memory_order_relaxed);
   }
   PLAIT_COUNT(w, injected, 1);
   end_idle(w);
@@ -81,7 +81,7 @@ bool find_work(Worker* w) noexcept {
     return true;
   }
   // relaxed: a hint; take_injected re-checks under the lock.
-  if (p->inj_count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
+  if (p->roots.count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
   unsigned n = p->n;
   if (n == 1) return false;
   if (w->vorder != nullptr) return find_work_near(w, *w->vorder);

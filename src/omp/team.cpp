@@ -115,7 +115,7 @@ static detail::Pool* acquire_pool(unsigned n, bool first_level) {
   // so their traces are written when it exits normally — one file per pool, numbered from the
   // second pool on as for any PLAIT_TRACE pool; a pool that omp_pause_resource shuts down writes
   // its own at that point (~Pool).
-  if (!pools->back().pool->trace_path.empty()) {
+  if (!pools->back().pool->trace.path.empty()) {
     static bool registered = false;
     if (!registered) {
       registered = true;
