@@ -7,7 +7,8 @@
  *   3. a team of any size: one member makes 8 urgent and 120 plain-priority tasks while the others
  *      are kept out of scheduling points, then all run them: with `strict` (the harness passes it
  *      for Plait) every urgent task starts among the first 8 + team-size starts (each thread takes
- *      the best task left when it takes one). libgomp 12 does not (past 64 queued tasks per thread
+ *      the best task left when it takes one) in at least one of five tries (a preempted thread can
+ *      start its well-chosen task late). libgomp 12 does not (past 64 queued tasks per thread
  *      it runs new ones at once, and its team's threads do not always take the best): a NOTE;
  *   4. dependent tasks with priorities keep their order, and run once. */
 #define TEST_NAME "task_priority_order"
@@ -59,36 +60,50 @@ int main(int argc, char **argv) {
     if (variant == 1) CHECK(order[N] == -1, "the task without a priority clause started at %d, not last", N);
   }
 
-  /* 3 */
-  int start_of_urgent[8], starts = 0, made = 0, team = 1;
-  #pragma omp parallel shared(start_of_urgent, starts, made, team)
-  {
-    if (omp_get_thread_num() == 0) {
-      team = omp_get_num_threads();
-      for (int i = 0; i < 128; ++i) {
-        const int urgent = i % 16 == 15;
-        #pragma omp task priority(urgent ? 10 : 1) firstprivate(i, urgent) shared(start_of_urgent, starts)
-        {
-          int k;
-          #pragma omp atomic capture seq_cst
-          k = starts++;
-          if (urgent) start_of_urgent[i / 16] = k;
-          ot_spin_work(20);
+  /* 3: the order is read from a counter each task bumps when its body starts, so a thread that takes
+   * an urgent task and then loses its core before the bump (8 threads on 2 cores, a sanitizer, other
+   * tests beside it) makes a good choice look late. A scheduler that ignores priority fails every
+   * try (the urgent tasks are spread through the 128); a preemption fails one. So strict mode takes
+   * the best of up to five tries and says how many it needed. */
+  int team = 1, best_late = -1, tries = 0;
+  for (; tries < 5; ++tries) {
+    int start_of_urgent[8], starts = 0, made = 0;
+    #pragma omp parallel shared(start_of_urgent, starts, made, team)
+    {
+      if (omp_get_thread_num() == 0) {
+        team = omp_get_num_threads();
+        for (int i = 0; i < 128; ++i) {
+          const int urgent = i % 16 == 15;
+          #pragma omp task priority(urgent ? 10 : 1) firstprivate(i, urgent) shared(start_of_urgent, starts)
+          {
+            int k;
+            #pragma omp atomic capture seq_cst
+            k = starts++;
+            if (urgent) start_of_urgent[i / 16] = k;
+            ot_spin_work(20);
+          }
         }
+        AT_STORE(&made, 1);
+      } else {
+        while (!AT_LOAD(&made)) {
+        } /* no scheduling point until every task exists */
       }
-      AT_STORE(&made, 1);
-    } else {
-      while (!AT_LOAD(&made)) {
-      } /* no scheduling point until every task exists */
     }
+    CHECK(starts == 128, "%d of 128 tasks ran", starts);
+    int late = -1; /* the urgent task that started last, if it started too late */
+    for (int u = 0; u < 8; ++u)
+      if (start_of_urgent[u] >= 8 + team && (late < 0 || start_of_urgent[u] > start_of_urgent[late])) late = u;
+    if (late < 0) break;
+    if (!strict) {
+      NOTE("urgent task %d started %d-th in a team of %d (priority is a hint)", late, start_of_urgent[late], team);
+      break;
+    }
+    if (best_late < 0 || start_of_urgent[late] < best_late) best_late = start_of_urgent[late];
   }
-  CHECK(starts == 128, "%d of 128 tasks ran", starts);
-  for (int u = 0; u < 8; ++u) {
-    if (strict)
-      CHECK(start_of_urgent[u] < 8 + team, "urgent task %d started %d-th (a team of %d: want < %d)", u,
-            start_of_urgent[u], team, 8 + team);
-    else if (start_of_urgent[u] >= 8 + team)
-      NOTE("urgent task %d started %d-th in a team of %d (priority is a hint)", u, start_of_urgent[u], team);
+  if (strict) {
+    CHECK(tries < 5, "in each of 5 tries an urgent task started late (at best %d-th; a team of %d: want < %d)",
+          best_late, team, 8 + team);
+    if (tries > 0) NOTE("urgent tasks all started early in try %d of 5 (a team of %d)", tries + 1, team);
   }
 
   /* 4 */
