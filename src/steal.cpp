@@ -42,6 +42,19 @@ std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept
   return at;
 }
 
+// A thief claimed slot i of v and found no task in it. Every slot of a mapping starts zeroed and a
+// push writes exec before it publishes the slot, so a null exec means a slot that was published
+// without being written (a broken push fast path: a limit compare that let a push through when
+// it should have gone slow, or a store that did not happen before the publication). Calling it
+// would jump to address 0; say what happened instead. Checked in every build: a compare per steal.
+[[noreturn]] PLAIT_NOINLINE static void unwritten_slot(const Worker* self, const Worker* v, std::uint32_t i) noexcept {
+  std::fprintf(stderr,
+               "plait: internal error: worker %u claimed slot %u of worker %u, which was published without a "
+               "task written into it\n",
+               self->index, i, v->index);
+  std::abort();
+}
+
 pop_result pop_slow(Worker* w) noexcept {
   const std::uint32_t h = w->dq.head;  // pop_private already took the slot off
   const bool ours = w->dq.take_back(h);
@@ -78,6 +91,7 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   if (c.k == 1) {
     const Slot& sl = v->dq.slots[c.first];
     const exec_fn fn = sl.exec;
+    if (PLAIT_UNLIKELY(fn == nullptr)) unwritten_slot(self, v, c.first);
     void* const data = sl.data();
     const std::uint64_t id = sl.trace_id;
     const std::uint32_t label = sl.trace_label;
@@ -104,6 +118,7 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
   // Our pops must not go below the slots we are about to push (they belong to this chunk's frame).
   self->dq.base = self->dq.head;
   exec_fn first_fn = v->dq.slots[t].exec;
+  if (PLAIT_UNLIKELY(first_fn == nullptr)) unwritten_slot(self, v, t);
   void* first_data = v->dq.slots[t].data();
   std::uint64_t first_id = v->dq.slots[t].trace_id;
   std::uint32_t first_label = v->dq.slots[t].trace_label;
@@ -111,6 +126,7 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
   for (std::uint32_t i = k - 1; i >= 1; --i) {
     Slot& sl = v->dq.slots[t + i];
     exec_fn fn = sl.exec;
+    if (PLAIT_UNLIKELY(fn == nullptr)) unwritten_slot(self, v, t + i);
     std::uintptr_t tagged = (sl.tagged & ~std::uintptr_t{1}) | static_cast<std::uintptr_t>(slot_kind::detached);
     if (fn == &tombstone_exec) {  // its task ran in place already: nothing to keep
       v->dq.release(t + i, self->index + 1);

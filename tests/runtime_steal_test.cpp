@@ -1,13 +1,18 @@
 // Chunked stealing: every steal policy (one, chunk:k, half, adaptive) at 1/2/8/16 workers runs
 // every task exactly once — random spawn trees, flat task groups created by one task (the loop
 // pattern chunked stealing is for), and groups whose children spawn — and PLAIT_STEAL is parsed
-// strictly.
+// strictly. A thief that claims a slot published without a task in it says so and stops.
 #include "test_util.hpp"
 
+#include "pool_impl.hpp"  // internal: a worker's deque, supply_thieves
+
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -243,4 +248,41 @@ TEST(ServeThieves, ALongTaskHandsItsQueuedChildToAnIdleWorker) {
   EXPECT_TRUE(seen_while_looping);  // taken while the loop still ran
   EXPECT_NE(ran_on.load(), loop_on);
   plait::serve_thieves();  // off a worker: nothing
+}
+
+// What a push fast path that let a push through without writing its slot would leave: a published
+// slot with no task in it (every slot of a mapping starts zeroed). Made here from a real push whose
+// task is then wiped from its still-private slot, so that every invariant of the deque holds. The
+// thief that claims it stops the program with a message naming the slot, instead of calling
+// address 0.
+TEST(StealDeathTest, AThiefThatClaimsAnUnwrittenSlotSaysSo) {
+  EXPECT_DEATH(
+      {
+        plait::pool p({.num_workers = 2});
+        p.run([] {
+          plait::detail::Worker* w = plait::detail::tl_worker;
+          plait::task_group g;
+          // The first push after the pool starts is published at once, and a thief's request may
+          // publish others: add children until the newest slot is a private one.
+          std::uint32_t h = 0;
+          for (int i = 0;; ++i) {
+            if (i == 10000) {
+              std::fprintf(stderr, "no private slot after 10000 children: not the state this test needs\n");
+              std::_Exit(3);
+            }
+            g.run([] {});
+            if (w->dq.head > w->dq.split) {
+              h = w->dq.head - 1;
+              break;
+            }
+          }
+          w->dq.own[h].exec = nullptr;       // as if the push had not written it
+          plait::detail::supply_thieves(w);  // publishes it and wakes a thief
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+          while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+          std::fprintf(stderr, "no thief claimed the slot in 30 s\n");
+          std::_Exit(4);
+        });
+      },
+      "internal error: worker [0-9]+ claimed slot [0-9]+ of worker [0-9]+, which was published without a task");
 }

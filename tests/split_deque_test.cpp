@@ -12,6 +12,9 @@
 //                  the protocol hook (a thread waits at a named protocol point until another has
 //                  done its step) or widen every window with random delays and yields at the
 //                  points.
+//   DequeLimits    the fast paths' limit compares (an asm compare on x86-64) answer as the plain
+//                  compare at every boundary and read the limit each time (a looping reader sees
+//                  another thread move it).
 //   ClaimRule      claim_rule::amount for every kind.
 //
 // Iteration counts shrink under the sanitizers and in debug builds, never to 0. On a busy machine
@@ -1908,7 +1911,107 @@ TEST_P(RandomRace, EveryTaskRunsExactlyOnce) {
 INSTANTIATE_TEST_SUITE_P(DequeLitmus, RandomRace, ::testing::Values(Mode::free, Mode::yield),
                          mode_param_name);
 
-// ==== 3. claim_rule::amount ==================================================================
+// ==== 3. The fast paths' limit compares ======================================================
+// below_limit / limit_reached (an asm compare on x86-64 outside TSan builds, the relaxed load
+// elsewhere) and the frame paths' frame_push_ok / frame_pop_ok must answer as the plain compare of
+// x's low 32 bits with the limit, at every boundary, and must read the limit each time they run.
+
+TEST(DequeLimits, EachCompareAnswersAsThePlainCompareAtEveryBoundary) {
+  const std::uint32_t limits[] = {0u, 1u, 2u, 63u, 64u, 65u, (1u << 30) - 1, 1u << 30, 0x7fffffffu, 0x80000000u,
+                                  0xfffffffeu, 0xffffffffu};
+  Deque q(4);
+  SplitDeque& d = q.d;
+  int checked = 0;
+  for (const std::uint32_t lim : limits) {
+    std::atomic<std::uint32_t> limit{lim};
+    d.push_limit.store(lim, std::memory_order_relaxed);
+    d.pop_limit.store(lim, std::memory_order_relaxed);
+    const std::uint32_t xs[] = {0u, 1u, lim - 1, lim, lim + 1, lim + 2, 0x7fffffffu, 0x80000000u, 0xffffffffu};
+    for (const std::uint32_t x : xs) {
+      // A 64-bit x compares its low half (a frame's head is 64 bits wide and below 2^30).
+      for (const std::uint64_t high : {std::uint64_t{0}, std::uint64_t{1} << 32, ~std::uint64_t{0} << 32}) {
+        const std::uint64_t x64 = high | x;
+        SCOPED_TRACE("limit " + std::to_string(lim) + ", x " + std::to_string(x64));
+        EXPECT_EQ(below_limit(x, limit), x < lim);
+        EXPECT_EQ(limit_reached(x, limit), x >= lim);
+        EXPECT_EQ(below_limit(x64, limit), x < lim);
+        EXPECT_EQ(limit_reached(x64, limit), x >= lim);
+        EXPECT_EQ(d.frame_push_ok(x64), x < lim);
+        EXPECT_EQ(d.frame_pop_ok(x64), x >= lim);
+        checked += 6;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 12 * 9 * 3 * 6);
+}
+
+// A reader loops on a compare while another thread moves the limit: the loop must end (a compare
+// whose read the compiler kept from an earlier run, or hoisted out of the loop, would spin for
+// ever; the 20-s watchdog then fails the test). Each of the four compares, in both directions.
+TEST(DequeLimits, ALimitAnotherThreadMovesIsSeenByALoopingReader) {
+  Deque q(4);
+  SplitDeque& d = q.d;
+  std::atomic<std::uint32_t> limit{0};
+  std::atomic<bool> done{false};
+  std::atomic<unsigned long> spins{0};
+  enum class which { below, reached, frame_push, frame_pop };
+  // Loops while the compare gives `keep`; returns the number of reads it made.
+  auto loop = [&](which w, bool keep) {
+    unsigned long n = 0;
+    const std::uint64_t x = 10;
+    switch (w) {
+      case which::below:
+        while (below_limit(x, limit) == keep) ++n;
+        break;
+      case which::reached:
+        while (limit_reached(x, limit) == keep) ++n;
+        break;
+      case which::frame_push:
+        while (d.frame_push_ok(x) == keep) ++n;
+        break;
+      case which::frame_pop:
+        while (d.frame_pop_ok(x) == keep) ++n;
+        break;
+    }
+    return n;
+  };
+  std::thread watchdog([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > until) {
+        std::fprintf(stderr, "DequeLimits: a looping reader did not see the limit move in 20 s\n");
+        std::_Exit(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  for (const which w : {which::below, which::reached, which::frame_push, which::frame_pop}) {
+    for (const bool up : {true, false}) {
+      // x = 10. `up`: the limit starts at 5 and moves to 20 (below_limit: false -> true); else back.
+      const std::uint32_t from = up ? 5 : 20, to = up ? 20 : 5;
+      limit.store(from, std::memory_order_relaxed);
+      d.push_limit.store(from, std::memory_order_relaxed);
+      d.pop_limit.store(from, std::memory_order_relaxed);
+      const bool keep = (w == which::below || w == which::frame_push) ? !up : up;
+      std::atomic<bool> started{false};
+      std::thread mover([&] {
+        wait_for(started);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        limit.store(to, std::memory_order_relaxed);
+        d.push_limit.store(to, std::memory_order_relaxed);
+        d.pop_limit.store(to, std::memory_order_relaxed);
+      });
+      set_flag(started, true);
+      spins += loop(w, keep);
+      mover.join();
+    }
+  }
+  done.store(true, std::memory_order_release);
+  watchdog.join();
+  report("DequeLimits: 8 loops ended after " + std::to_string(spins.load()) + " reads in all");
+}
+
+// ==== 4. claim_rule::amount ==================================================================
 
 TEST(ClaimRule, EachKindGivesItsAmount) {
   claim_rule one;

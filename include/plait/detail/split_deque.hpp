@@ -88,22 +88,35 @@ static_assert(sizeof(Slot) == 64, "a deque slot is 64 bytes: one per cache line"
 static_assert(sizeof(OnceLatch) == 1 && std::is_trivially_destructible_v<OnceLatch>);
 
 // `x < limit.load(relaxed)` and `x >= limit.load(relaxed)`, for the frame fast paths. gcc
-// keeps an atomic load out of other instructions (a mov, then the compare, and with a flag result
-// often a setb and a test as well); on x86-64 each is one cmp with the limit as its memory
-// operand and the branch on its flags. The same access as the relaxed load: one aligned read of
-// the word. The asm declares that it reads the limit, so the compiler neither moves it across a
-// store to the limit or a call, nor keeps an older value across them. x may be wider than the
-// limit (a frame's 64-bit head): only its low half is compared, which is all of it (heads stay
-// below 2^32). ThreadSanitizer builds use the load (the tool does not see inside asm).
+// keeps an atomic load out of other instructions (a mov, then the compare), and with any compare
+// it can see through it also loses the shrink-wrapping of a frame function's leaf call; on x86-64
+// each test here is one cmp with the limit as its memory operand and the branch on its flags. The
+// same access as the relaxed load: one aligned 4-byte read of the word. The contract of the asm,
+// operand by operand:
+//   * `%k[x]`: the low 32 bits of x's register. x may be wider than the limit (a frame's 64-bit
+//     head): only its low half is compared, which is all of it (heads stay below capacity <= 2^30).
+//   * `[lim] "m"` / `"m"(*this)`: the limit as the compare's memory operand, so the read is the
+//     asm's and is done each time the asm runs (asm goto is volatile: never dropped, merged or
+//     hoisted out of a loop).
+//   * "memory": the compiler must assume the asm reads and writes any memory, so no load or store
+//     of the fast path moves across the compare, no value read before it is reused after it, and
+//     no store is sunk past it onto one of its two edges. This is stronger than the relaxed load it
+//     stands for (which orders nothing) and gives the compiler no freedom the load would not: the
+//     tests in split_deque_test.cpp (DequeLimits) check each helper against the plain compare at
+//     every boundary and that a limit another thread changes is seen by a looping reader. With it
+//     the frame functions compile to the same instructions (bench/fib/plait_frame.cpp, objdump).
+//   * "cc": the flags.
 //   below_limit(x, limit)    x < limit; the branch is taken when it is not (a push's slow path)
 //   limit_reached(x, limit)  x >= limit; the branch is taken when it is not (a pop's slow path)
 // (The jump of an asm goto cannot be inverted by the compiler, so each test has the form whose
-// fall-through is the fast path.)
+// fall-through is the fast path.) ThreadSanitizer builds use the load (the tool does not see
+// inside asm); so do the closure paths (push_fast_ok, pop_private), where the asm would save 2 of
+// about 41 instructions per spawn and join.
 #if defined(__x86_64__) && !defined(PLAIT_TSAN)
 template <class X>
 PLAIT_INLINE bool below_limit(X x, const std::atomic<std::uint32_t>& limit) noexcept {
   static_assert(std::is_unsigned_v<X> && sizeof(X) >= 4);
-  __asm__ goto("cmpl %[lim], %k[x]\n\tjae %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc" : no);
+  __asm__ goto("cmpl %[lim], %k[x]\n\tjae %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc", "memory" : no);
   return true;
 no:
   return false;
@@ -111,7 +124,7 @@ no:
 template <class X>
 PLAIT_INLINE bool limit_reached(X x, const std::atomic<std::uint32_t>& limit) noexcept {
   static_assert(std::is_unsigned_v<X> && sizeof(X) >= 4);
-  __asm__ goto("cmpl %[lim], %k[x]\n\tjb %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc" : no);
+  __asm__ goto("cmpl %[lim], %k[x]\n\tjb %l[no]" : : [x] "r"(x), [lim] "m"(limit) : "cc", "memory" : no);
   return true;
 no:
   return false;
@@ -255,10 +268,6 @@ class SplitDeque {
 
   // Whether a push of slot `h` (== head) may take the fast path. relaxed: a request is a hint;
   // reading it late only delays publication by one push.
-  // (A plain load. With below_limit's asm compare here, two loop tests of one release build once
-  // crashed — a thief ran a slot that was never written — and the cause was not found; the same
-  // change on a later tree passed the whole suite 30 times over. It would save 2 instructions per
-  // spawn/join; until the crash is understood only frame code, tested alone, uses the asm.)
   PLAIT_INLINE bool push_fast_ok(std::uint32_t h) const noexcept {
     return h < push_limit.load(std::memory_order_relaxed);
   }
@@ -289,7 +298,7 @@ class SplitDeque {
     __asm__ goto("cmpl %c[off](%[dq]), %k[h]\n\tjae %l[no]"
                  :
                  : [h] "r"(h), [dq] "r"(this), [off] "i"(offsetof(SplitDeque, push_limit)), "m"(*this)
-                 : "cc"
+                 : "cc", "memory"
                  : no);
     return true;
   no:
