@@ -56,7 +56,7 @@ install-check: build-gcc-release
 	@scripts/check-install.sh
 
 pytest:
-	@if [ -f python/pyproject.toml ]; then cd python && PLAIT_BENCH_REQUIRE_BUILD=1 uv run --frozen pytest -q; else echo "no python package yet"; fi
+	@if [ -f python/pyproject.toml ]; then cd python && PLAIT_BENCH_REQUIRE_BUILD=1 uv run --frozen pytest -q --durations=10; else echo "no python package yet"; fi
 
 # The OpenMP differential tester for longer: make fuzz-omp SECONDS=3600 [SEED=7]; findings (reduced
 # programs) go to results/omp-fuzz/ (docs/openmp.md, "Differential testing").

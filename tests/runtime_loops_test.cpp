@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -15,6 +16,20 @@
 #include <vector>
 
 namespace {
+
+// The loop bodies go through std::function: the loop engines are instantiated once per body
+// signature instead of once per call site (this file was the slowest of the suite to compile in
+// every tree), and they run the same code whatever the body's type.
+using index_body = std::function<void(std::int64_t)>;
+using chunk_body = std::function<void(std::int64_t, std::int64_t)>;
+
+void pfor(std::int64_t b, std::int64_t e, const index_body& f, plait::partitioner p = plait::adaptive_partition()) {
+  plait::parallel_for(b, e, f, p);
+}
+
+void pchunks(std::int64_t b, std::int64_t e, const chunk_body& f, plait::partitioner p) {
+  plait::parallel_for_chunks(b, e, f, p);
+}
 
 std::vector<plait::partitioner> partitioners() {
   return {plait::adaptive_partition(),  plait::static_partition(),    plait::dynamic_partition(1),
@@ -56,7 +71,7 @@ TEST_P(Loops, EveryIndexExactlyOnce) {
     for (const auto& p : partitioners()) {
       std::vector<std::atomic<std::uint8_t>> hits(static_cast<std::size_t>(n));
       pool().run([&] {
-        plait::parallel_for(
+        pfor(
             begin, begin + n,
             [&](std::int64_t i) {
               ASSERT_GE(i, begin);
@@ -77,7 +92,7 @@ TEST_P(Loops, ChunksCoverTheRangeInDisjointPieces) {
     std::vector<std::atomic<std::uint8_t>> hits(n);
     std::atomic<std::int64_t> chunks{0};
     pool().run([&] {
-      plait::parallel_for_chunks(
+      pchunks(
           100, 100 + n,
           [&](std::int64_t lo, std::int64_t hi) {
             ASSERT_LT(lo, hi);
@@ -168,7 +183,7 @@ TEST_P(Loops, ExceptionsFromBodiesPropagate) {
     bool caught = false;
     pool().run([&] {
       try {
-        plait::parallel_for(
+        pfor(
             0, 20000,
             [&](std::int64_t i) {
               ran.fetch_add(1, std::memory_order_relaxed);
@@ -182,7 +197,7 @@ TEST_P(Loops, ExceptionsFromBodiesPropagate) {
     ASSERT_TRUE(caught) << p.name();
     // And the pool is still fine afterwards.
     std::atomic<int> after{0};
-    pool().run([&] { plait::parallel_for(0, 1000, [&](std::int64_t) { after.fetch_add(1); }, p); });
+    pool().run([&] { pfor(0, 1000, [&](std::int64_t) { after.fetch_add(1); }, p); });
     ASSERT_EQ(after.load(), 1000) << p.name();
   }
 }
@@ -190,8 +205,8 @@ TEST_P(Loops, ExceptionsFromBodiesPropagate) {
 TEST_P(Loops, NestedLoops) {
   std::atomic<std::int64_t> sum{0};
   pool().run([&] {
-    plait::parallel_for(0, 50, [&](std::int64_t i) {
-      plait::parallel_for(0, 200, [&](std::int64_t j) { sum.fetch_add(i * 200 + j, std::memory_order_relaxed); });
+    pfor(0, 50, [&](std::int64_t i) {
+      pfor(0, 200, [&](std::int64_t j) { sum.fetch_add(i * 200 + j, std::memory_order_relaxed); });
     });
   });
   EXPECT_EQ(sum.load(), 10000LL * 9999 / 2);
@@ -206,23 +221,23 @@ INSTANTIATE_TEST_SUITE_P(Runtime, Loops, ::testing::Combine(plait_test::worker_c
 
 TEST(LoopsApi, EmptyRangesAreNoOpsAndReversedRangesAreErrors) {
   int calls = 0;
-  plait::parallel_for(5, 5, [&](std::int64_t) { ++calls; });
+  pfor(5, 5, [&](std::int64_t) { ++calls; });
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(plait::parallel_reduce(
                 3, 3, 42, [](std::int64_t, std::int64_t, int a) { return a + 1; }, [](int a, int b) { return a + b; }),
             42);
   try {
-    plait::parallel_for(10, 2, [](std::int64_t) {});
+    pfor(10, 2, [](std::int64_t) {});
     ADD_FAILURE() << "reversed range accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("reversed range [10, 2)"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(plait::parallel_for(INT64_MIN, INT64_MAX, [](std::int64_t) {}), std::invalid_argument);
+  EXPECT_THROW(pfor(INT64_MIN, INT64_MAX, [](std::int64_t) {}), std::invalid_argument);
 }
 
 TEST(LoopsApi, OutsideAPoolTheDefaultPoolRunsTheLoop) {
   std::atomic<int> n{0};
-  plait::parallel_for(0, 1000, [&](std::int64_t) { n.fetch_add(1); }, plait::taskloop_grainsize(10));
+  pfor(0, 1000, [&](std::int64_t) { n.fetch_add(1); }, plait::taskloop_grainsize(10));
   EXPECT_EQ(n.load(), 1000);
 }
 
@@ -261,7 +276,7 @@ TEST(LoopsApi, TaskloopPastOneWindowKeepsRangesAndOrder) {
   static_assert(tasks > (std::int64_t{1} << 16));
   std::vector<std::int64_t> lo_of(static_cast<std::size_t>(n), -1), hi_of(static_cast<std::size_t>(n), -1);
   p.run([&] {
-    plait::parallel_for_chunks(
+    pchunks(
         0, n,
         [&](std::int64_t lo, std::int64_t hi) {
           for (std::int64_t i = lo; i < hi; ++i) {
@@ -310,7 +325,7 @@ TEST(LoopsApi, TaskloopWithAHugeTaskCountStaysBounded) {
   const std::int64_t huge = std::int64_t{1} << 40;
   std::atomic<std::int64_t> ran{0};
   EXPECT_THROW(p.run([&] {
-    plait::parallel_for_chunks(
+    pchunks(
         0, huge,
         [&](std::int64_t lo, std::int64_t) {
           ran.fetch_add(1, std::memory_order_relaxed);
