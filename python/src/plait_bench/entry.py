@@ -3,6 +3,7 @@ rich, matplotlib: a second or more) or inside a command that has no handler of i
 with one line and status 130, never a traceback; `run` and `tour` catch it themselves first (they
 say how to resume)."""
 
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130
@@ -15,6 +16,9 @@ def _interrupted() -> None:
 
 def main() -> None:
     try:
+        # From here on a Ctrl-C is a KeyboardInterrupt again (`run` and `tour` catch it to say how
+        # to resume); before, __main__'s early handler ended the program with the same line.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import click
 
         from .cli import main as cli_main
