@@ -46,13 +46,20 @@ std::uint32_t push_slow(Worker* w, exec_fn exec, std::uintptr_t tagged) noexcept
 // push writes exec before it publishes the slot, so a null exec means a slot that was published
 // without being written (a broken push fast path: a limit compare that let a push through when
 // it should have gone slow, or a store that did not happen before the publication). Calling it
-// would jump to address 0; say what happened instead. Checked in every build: a compare per steal.
+// would jump to address 0; say what happened instead.
 [[noreturn]] PLAIT_NOINLINE static void unwritten_slot(const Worker* self, const Worker* v, std::uint32_t i) noexcept {
   std::fprintf(stderr,
                "plait: internal error: worker %u claimed slot %u of worker %u, which was published without a "
                "task written into it\n",
                self->index, i, v->index);
   std::abort();
+}
+
+// The task of slot i of v, which self has claimed. Checked in every build: a compare per claimed slot.
+PLAIT_INLINE static exec_fn claimed_exec(const Worker* self, const Worker* v, std::uint32_t i) noexcept {
+  const exec_fn fn = v->dq.slots[i].exec;
+  if (PLAIT_UNLIKELY(fn == nullptr)) unwritten_slot(self, v, i);
+  return fn;
 }
 
 pop_result pop_slow(Worker* w) noexcept {
@@ -90,8 +97,7 @@ steal_result steal_one(Worker* self, Worker* v) noexcept {
   end_idle(self);
   if (c.k == 1) {
     const Slot& sl = v->dq.slots[c.first];
-    const exec_fn fn = sl.exec;
-    if (PLAIT_UNLIKELY(fn == nullptr)) unwritten_slot(self, v, c.first);
+    const exec_fn fn = claimed_exec(self, v, c.first);
     void* const data = sl.data();
     const std::uint64_t id = sl.trace_id;
     const std::uint32_t label = sl.trace_label;
@@ -117,16 +123,14 @@ PLAIT_NOINLINE void run_chunk(Worker* self, Worker* v, std::uint32_t t, std::uin
   std::uint32_t saved = self->dq.base;
   // Our pops must not go below the slots we are about to push (they belong to this chunk's frame).
   self->dq.base = self->dq.head;
-  exec_fn first_fn = v->dq.slots[t].exec;
-  if (PLAIT_UNLIKELY(first_fn == nullptr)) unwritten_slot(self, v, t);
+  exec_fn first_fn = claimed_exec(self, v, t);
   void* first_data = v->dq.slots[t].data();
   std::uint64_t first_id = v->dq.slots[t].trace_id;
   std::uint32_t first_label = v->dq.slots[t].trace_label;
   bool tr = tracing(self);
   for (std::uint32_t i = k - 1; i >= 1; --i) {
     Slot& sl = v->dq.slots[t + i];
-    exec_fn fn = sl.exec;
-    if (PLAIT_UNLIKELY(fn == nullptr)) unwritten_slot(self, v, t + i);
+    exec_fn fn = claimed_exec(self, v, t + i);
     std::uintptr_t tagged = (sl.tagged & ~std::uintptr_t{1}) | static_cast<std::uintptr_t>(slot_kind::detached);
     if (fn == &tombstone_exec) {  // its task ran in place already: nothing to keep
       v->dq.release(t + i, self->index + 1);
