@@ -3,20 +3,36 @@
 
     scripts/gen_omp_abi.py [--check]
 
-Input: src/omp/libgomp_abi.txt, the GOMP_* and omp_* entry points of gcc 12's libgomp.so.1 with
-their symbol versions (one "VERSION name" per line; made once with
-`objdump -T libgomp.so.1 | grep ' DF .text'`), and the functions that src/omp/*.cpp define.
+Input:
+  src/omp/libgomp_abi.txt  the GOMP_* and omp_* entry points of gcc 12's libgomp.so.1 with their
+                           symbol versions (one "VERSION name" per line; made once with
+                           `objdump -T libgomp.so.1 | grep ' DF .text'`);
+  src/omp/libomp_abi.txt   the functions LLVM 16's libomp.so.5 exports under its version node
+                           `VERSION` (__kmpc_*, kmp_*, kmpc_*, ompc_*, omp_*, GOMP_*; made once
+                           with `objdump -T libomp.so.5 | grep ' DF .text' | grep ' VERSION '`);
+  and the functions that src/omp/*.cpp define.
 
 Output:
-  src/omp/libgomp.map        the version script: every entry point under libgomp's version name,
-                             so that a gcc-built program binds to ours (by linking or LD_PRELOAD);
-                             nothing else is exported.
-  src/omp/unimplemented.cpp  one function per entry point that no source defines: it stops the
-                             program with one line naming the entry point (exit 2).
+  src/omp/libgomp.map          the version script: every libgomp entry point under libgomp's
+                               version name, so that a gcc-built program binds to ours (by linking
+                               or LD_PRELOAD), and every libomp entry point under `VERSION`, the
+                               one version a clang-built program asks libomp.so.5 for; nothing
+                               else is exported.
+  src/omp/unimplemented.cpp    one function per entry point that no source defines: it stops the
+                               program with one line naming the entry point (exit 2).
+  src/omp/libomp_versions.cpp  the omp_* names both libraries export: a clang-built program binds
+                               omp_get_thread_num@VERSION, a gcc-built one omp_get_thread_num@OMP_1.0,
+                               and a symbol has one default version. The libgomp version stays the
+                               function's own; @VERSION is a jump to it (GOMP_* too: libomp
+                               exports them there). The Fortran names (a trailing underscore)
+                               follow gfortran's conventions, which are not libomp's (lock
+                               kinds): at VERSION they are refused. A name a source defines at
+                               VERSION itself (PLAIT_AT_VERSION(name): a layout of libomp's) gets
+                               no jump.
 
 With --check nothing is written: exit 1 when the files on disk differ from what would be
-generated (a test runs this). A defined GOMP_/omp_ function that libgomp does not have is an error
-(exit 1): it would never be called.
+generated (a test runs this). A defined GOMP_/omp_/__kmpc_/kmp_/kmpc_/ompc_ function that neither
+library has is an error (exit 1): it would never be called.
 """
 from __future__ import annotations
 
@@ -27,12 +43,12 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OMP = os.path.join(ROOT, "src", "omp")
-DEF_RE = re.compile(r"^(?:extern \"C\"\s+)?[A-Za-z_][\w\s\*]*?\b((?:GOMP|omp)_\w+)\s*\(")
+DEF_RE = re.compile(r"^(?:extern \"C\"\s+)?[A-Za-z_][\w\s\*:]*?\b((?:GOMP|omp|__kmpc|kmpc|kmp|ompc)_\w+)\s*\(")
 
 
-def read_abi() -> list[tuple[str, str]]:
+def read_abi(name: str = "libgomp_abi.txt") -> list[tuple[str, str]]:
     out = []
-    with open(os.path.join(OMP, "libgomp_abi.txt")) as f:
+    with open(os.path.join(OMP, name)) as f:
         for line in f:
             line = line.strip()
             if line:
@@ -41,10 +57,24 @@ def read_abi() -> list[tuple[str, str]]:
     return out
 
 
+AT_VERSION_RE = re.compile(r"^PLAIT_AT_VERSION\((\w+)\);")
+
+
+def own_at_version() -> set[str]:
+    """The omp_* names a source defines at libomp's version node itself (PLAIT_AT_VERSION: a layout
+    of libomp's that differs from libgomp's), which get no jump."""
+    names: set[str] = set()
+    for fn in sorted(os.listdir(OMP)):
+        if fn.endswith(".cpp") and fn not in ("unimplemented.cpp", "libomp_versions.cpp"):
+            with open(os.path.join(OMP, fn)) as f:
+                names |= {m.group(1) for m in map(AT_VERSION_RE.match, f) if m}
+    return names
+
+
 def defined_functions() -> set[str]:
     names: set[str] = set()
     for fn in sorted(os.listdir(OMP)):
-        if not fn.endswith(".cpp") or fn == "unimplemented.cpp":
+        if not fn.endswith(".cpp") or fn in ("unimplemented.cpp", "libomp_versions.cpp"):
             continue
         with open(os.path.join(OMP, fn)) as f:
             for line in f:
@@ -56,12 +86,18 @@ def defined_functions() -> set[str]:
     return names
 
 
-def render(abi: list[tuple[str, str]], defined: set[str]) -> tuple[str, str]:
+def render(abi: list[tuple[str, str]], kmp: list[tuple[str, str]], defined: set[str]) -> tuple[str, str, str]:
     versions: dict[str, list[str]] = {}
     for ver, name in abi:
         versions.setdefault(ver, []).append(name)
     order = sorted(versions, key=lambda v: (v.split("_")[0], [int(x) for x in v.split("_")[1].split(".")]))
-    lines = ["/* Generated by scripts/gen_omp_abi.py from src/omp/libgomp_abi.txt: do not edit. */"]
+    gomp_names = {name for _, name in abi}
+    # libomp's names that libgomp lacks take VERSION as their own (default) version; the omp_*
+    # names both have keep libgomp's and get @VERSION from libomp_versions.cpp.
+    kmp_own = sorted({name for _, name in kmp} - gomp_names)
+    both = sorted(({name for _, name in kmp} & gomp_names) - own_at_version())
+    lines = ["/* Generated by scripts/gen_omp_abi.py from src/omp/libgomp_abi.txt and src/omp/libomp_abi.txt: "
+             "do not edit. */"]
     for i, ver in enumerate(order):
         lines.append(f"{ver} {{")
         lines.append("  global:")
@@ -71,13 +107,18 @@ def render(abi: list[tuple[str, str]], defined: set[str]) -> tuple[str, str]:
             lines.append("  local:")
             lines.append("    *;")
         lines.append("};")
+    lines.append("VERSION {")
+    lines.append("  global:")
+    for name in kmp_own:
+        lines.append(f"    {name};")
+    lines.append("};")
     mapfile = "\n".join(lines) + "\n"
 
-    missing = sorted({name for _, name in abi} - defined)
+    missing = sorted((gomp_names | set(kmp_own)) - defined)
     cpp = [
-        "// Generated by scripts/gen_omp_abi.py: every libgomp entry point that src/omp/*.cpp does not",
-        "// define. Each stops the program with one line naming it (exit 2): never a silent wrong answer.",
-        "// Do not edit; run the script after adding or removing an implementation.",
+        "// Generated by scripts/gen_omp_abi.py: every libgomp or libomp entry point that src/omp/*.cpp",
+        "// does not define. Each stops the program with one line naming it (exit 2): never a silent",
+        "// wrong answer. Do not edit; run the script after adding or removing an implementation.",
         '#include "omp_internal.hpp"',
         "",
         'extern "C" {',
@@ -86,7 +127,27 @@ def render(abi: list[tuple[str, str]], defined: set[str]) -> tuple[str, str]:
     for name in missing:
         cpp.append(f'void {name}() {{ plait::omp::fatal("%s is not implemented by the Plait OpenMP runtime", "{name}"); }}')
     cpp += ["", '}  // extern "C"', ""]
-    return mapfile, "\n".join(cpp)
+
+    ver = [
+        "// Generated by scripts/gen_omp_abi.py: the omp_* entry points that libgomp and libomp both export,",
+        "// under libomp's version node as well (a clang-built program binds name@VERSION). A name's own",
+        "// (default) version is libgomp's; at VERSION it is a jump to the same function. The Fortran",
+        "// names follow gfortran's conventions (libgomp's lock kinds), not libomp's: at VERSION they are",
+        "// refused. Do not edit; run the script.",
+        '#include "omp_internal.hpp"',
+        "",
+    ]
+    for name in both:
+        if name.endswith("_"):
+            ver.append(f'extern "C" void plait_kmpf_{name}() {{ plait::omp::fatal("%s with libomp\'s Fortran '
+                       f'conventions is not implemented by the Plait OpenMP runtime", "{name}"); }}')
+            ver.append(f'__asm__(".symver plait_kmpf_{name}, {name}@VERSION");')
+        else:  # (a refused name jumps to its refusal in unimplemented.cpp)
+            ver.append(f'__asm__(".text\\n.globl plait_kmpv_{name}\\n.type plait_kmpv_{name}, @function\\n'
+                       f'plait_kmpv_{name}: jmp {name}@PLT\\n.size plait_kmpv_{name}, .-plait_kmpv_{name}\\n'
+                       f'.symver plait_kmpv_{name}, {name}@VERSION");')
+    ver.append("")
+    return mapfile, "\n".join(cpp), "\n".join(ver)
 
 
 def main() -> int:
@@ -94,13 +155,15 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="only compare with the files on disk")
     args = ap.parse_args()
     abi = read_abi()
+    kmp = read_abi("libomp_abi.txt")
     defined = defined_functions()
-    extra = sorted(defined - {name for _, name in abi})
+    extra = sorted(defined - {name for _, name in abi} - {name for _, name in kmp})
     if extra:
-        print(f"gen_omp_abi: defined but not in libgomp's ABI: {', '.join(extra)}", file=sys.stderr)
+        print(f"gen_omp_abi: defined but in neither libgomp's nor libomp's ABI: {', '.join(extra)}", file=sys.stderr)
         return 1
-    mapfile, cpp = render(abi, defined)
-    targets = {os.path.join(OMP, "libgomp.map"): mapfile, os.path.join(OMP, "unimplemented.cpp"): cpp}
+    mapfile, cpp, ver = render(abi, kmp, defined)
+    targets = {os.path.join(OMP, "libgomp.map"): mapfile, os.path.join(OMP, "unimplemented.cpp"): cpp,
+               os.path.join(OMP, "libomp_versions.cpp"): ver}
     if args.check:
         stale = [p for p, text in targets.items() if not os.path.exists(p) or open(p).read() != text]
         if stale:
@@ -111,8 +174,9 @@ def main() -> int:
     for p, text in targets.items():
         with open(p, "w") as f:
             f.write(text)
-    print(f"gen_omp_abi: {len(abi)} entry points, {len(abi) - len(set(n for _, n in abi) - defined)} implemented, "
-          f"{len(set(n for _, n in abi) - defined)} refused")
+    names = {n for _, n in abi} | {n for _, n in kmp}
+    print(f"gen_omp_abi: {len(names)} entry points ({len({n for _, n in abi})} libgomp, {len({n for _, n in kmp})} "
+          f"libomp), {len(names & defined)} implemented, {len(names - defined)} refused")
     return 0
 
 

@@ -27,19 +27,44 @@ def _stubs(text):
 
 
 def test_every_refusal_names_its_entry_point():
-    """The refusals on disk are exactly the entry points no source defines (none today), and an
+    """The refusals on disk are exactly the entry points of either ABI that no source defines, and an
     entry point left undefined gets a stub whose message names it."""
     gen = _gen()
-    abi, defined = gen.read_abi(), gen.defined_functions()
+    abi, kmp, defined = gen.read_abi(), gen.read_abi("libomp_abi.txt"), gen.defined_functions()
     with open(os.path.join(ROOT, "src", "omp", "unimplemented.cpp")) as f:
         on_disk = _stubs(f.read())
-    assert sorted(line.split()[1].split("(")[0] for line in on_disk) == sorted({n for _, n in abi} - defined)
-    # take two implemented entry points away: each gets a refusal naming it
-    gone = {"GOMP_target_ext", "omp_get_thread_num_"}
+    names = {n for _, n in abi} | {n for _, n in kmp}
+    assert sorted(line.split()[1].split("(")[0] for line in on_disk) == sorted(names - defined)
+    # take implemented entry points of both ABIs away: each gets a refusal naming it
+    gone = {"GOMP_target_ext", "omp_get_thread_num_", "__kmpc_fork_call", "__kmpc_omp_task", "kmp_set_stacksize"}
     assert gone <= defined
-    _, cpp = gen.render(abi, defined - gone)
+    _, cpp, _ = gen.render(abi, kmp, defined - gone)
     stubs = _stubs(cpp)
-    assert sorted(line.split()[1].split("(")[0] for line in stubs) == sorted(gone)
+    refused = {line.split()[1].split("(")[0] for line in stubs}
+    assert gone <= refused and refused - gone == names - defined
     for line in stubs:
         name = line.split()[1].split("(")[0]
         assert f'"{name}"' in line and "is not implemented" in line  # the message names the entry point
+
+
+def test_libomp_names_live_at_its_version_node():
+    """Every libomp entry point is exported at VERSION (the node a clang-built program asks
+    libomp.so.5 for): the names libgomp lacks in the map's VERSION node, the omp_* / GOMP_* names
+    both have through a jump (libomp_versions.cpp), except those a source defines there itself
+    (libomp's 8-byte nestable lock), and the Fortran names refused there."""
+    gen = _gen()
+    abi, kmp, defined = gen.read_abi(), gen.read_abi("libomp_abi.txt"), gen.defined_functions()
+    mapfile, _, ver = gen.render(abi, kmp, defined)
+    node = mapfile[mapfile.index("VERSION {"):]
+    gomp = {n for _, n in abi}
+    own = gen.own_at_version()
+    assert "omp_init_nest_lock" in own
+    for _, name in kmp:
+        if name not in gomp:
+            assert f"    {name};" in node, name
+        elif name in own:
+            assert f"plait_kmpv_{name}" not in ver
+        elif name.endswith("_"):
+            assert f"plait_kmpf_{name}," in ver and "Fortran" in ver
+        else:
+            assert f"jmp {name}@PLT" in ver and f"{name}@VERSION" in ver, name

@@ -1,6 +1,6 @@
 // Load-time checks of the OpenMP front door: say which runtime runs the program (when asked), and
 // refuse a process in which another OpenMP runtime answers the libgomp entry points first.
-#include "omp_internal.hpp"
+#include "kmp_internal.hpp"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -65,6 +65,18 @@ static void undo_libgomp_binding() {
   dlclose(h);
 }
 
+// PLAIT_OMP_REPORT_ABI=1 (plait-omp run): at a normal exit, which ABI the program started work
+// through (a region, a loop or a task outside one; note_abi), on stderr.
+static void report_abi() {
+  // relaxed: every thread that noted an ABI has finished its work by exit.
+  const unsigned seen = abi_seen.load(std::memory_order_relaxed);
+  const char* what = seen == (abi_gomp | abi_kmp) ? "libgomp's (GOMP_*) and libomp's (__kmpc_*)"
+                     : seen == abi_gomp           ? "libgomp's (GOMP_*)"
+                     : seen == abi_kmp            ? "libomp's (__kmpc_*)"
+                                                  : "none (no parallel region, loop or task)";
+  std::fprintf(stderr, "plait-omp: OpenMP ABI used: %s\n", what);
+}
+
 // Runs when the library is loaded (by the dynamic linker, before main).
 __attribute__((constructor)) static void plait_omp_loaded() {
   // Which GOMP_parallel does a lookup in the global scope find? With LD_PRELOAD or when the
@@ -73,20 +85,31 @@ __attribute__((constructor)) static void plait_omp_loaded() {
   // while whoever binds to us comes here: two runtimes, two thread pools, wrong answers in any code
   // that shares locks or teams across them. Stop with one line instead.
   // (&GOMP_parallel itself would not do: taken here, it resolves through the global scope too.)
-  void* found = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+  // The same for libomp's ABI: a clang-built program's calls bind __kmpc_fork_call@VERSION.
   void* ours = reinterpret_cast<void*>(&anchor);
-  if (found != nullptr && base_of(found) != base_of(ours)) {
-    std::fprintf(stderr,
-                 "plait-omp: another OpenMP runtime (%s) answers GOMP_parallel before libplait-omp (%s): this "
-                 "process would mix two runtimes; load libplait-omp first (LD_PRELOAD, or link it instead of "
-                 "-fopenmp's libgomp)\n",
-                 object_of(found), object_of(ours));
-    std::_Exit(2);
+  const struct {
+    const char* name;
+    void* found;
+    const char* how;
+  } firsts[] = {
+      {"GOMP_parallel", dlsym(RTLD_DEFAULT, "GOMP_parallel"), "-fopenmp's libgomp"},
+      {"__kmpc_fork_call", dlvsym(RTLD_DEFAULT, "__kmpc_fork_call", "VERSION"), "-fopenmp's libomp"},
+  };
+  for (const auto& f : firsts) {
+    if (f.found != nullptr && base_of(f.found) != base_of(ours)) {
+      std::fprintf(stderr,
+                   "plait-omp: another OpenMP runtime (%s) answers %s before libplait-omp (%s): this process would "
+                   "mix two runtimes; load libplait-omp first (LD_PRELOAD, or link it instead of %s)\n",
+                   object_of(f.found), f.name, object_of(ours), f.how);
+      std::_Exit(2);
+    }
   }
   undo_libgomp_binding();
   initial_cpus();  // the process's CPUs, before any team binds a thread (places.cpp)
   if (const char* v = std::getenv("PLAIT_OMP_ANNOUNCE"); v != nullptr && std::strcmp(v, "1") == 0)
     std::fprintf(stderr, "plait-omp: OpenMP runtime: Plait (%s)\n", object_of(ours));
+  if (const char* v = std::getenv("PLAIT_OMP_REPORT_ABI"); v != nullptr && std::strcmp(v, "1") == 0)
+    std::atexit(&report_abi);
 }
 
 }  // namespace plait::omp

@@ -67,6 +67,10 @@ struct Doacross {
   unsigned dims = 0;
   std::vector<std::uint64_t> counts;        // the trip counts, outermost first
   std::unique_ptr<std::atomic<std::uint64_t>[]> done;
+  // libomp's ABI (doacross_nest_*): the loop is shared out over the collapsed loops, which may be
+  // more than the outermost, so iterations of one outermost index run on several threads; there
+  // one bit per iteration of the whole nest says it was posted (libomp keeps the same table).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> bits;
 };
 
 static void free_doacross(WorkShare* s) noexcept {
@@ -457,6 +461,94 @@ static bool next_ull(bool ordered, unsigned long long* istart, unsigned long lon
   return hand_out(t, ordered, istart, iend);
 }
 
+// ---- libomp's ABI (kmp_loop.cpp) ----------------------------------------------------------------
+//
+// A dispatch loop runs the same schedules over the logical iterations 0..n-1; kmp_loop.cpp maps
+// each chunk back to the program's bounds. The first chunk is handed out by the first `next`
+// (libomp's init hands out nothing), and the last `next` leaves the loop (libomp's compilers call
+// nothing after it but the barrier).
+void dispatch_start_logical(std::int64_t n, int kind, std::int64_t chunk, bool ordered) {
+  start_long(0, static_cast<long>(n), 1, kind, static_cast<long>(chunk), ordered, static_cast<long*>(nullptr),
+             nullptr);
+}
+
+bool dispatch_next_logical(bool ordered, std::int64_t* lo, std::int64_t* hi) {
+  Thread& t = thread_state();
+  if (t.ws == nullptr) return false;
+  long a, b;
+  if (hand_out(t, ordered, &a, &b)) {
+    *lo = a;
+    *hi = b;
+    return true;
+  }
+  loop_end_common(t, false);
+  return false;
+}
+
+// A doacross nest of clang's: the loop itself is shared out by __kmpc_for_static_init (or a
+// dispatch loop), so the nest's slot is entered for its table only and is not the thread's
+// current loop (t.ws): the loop's own construct, if any, takes the next slot.
+WorkShare* doacross_nest_start(unsigned dims, const std::uint64_t* counts) {
+  Thread& t = loop_thread();
+  WorkShare* ws = ws_enter(t, [&](WorkShare& s) {
+    set_long(s, 0, 0, 1, 1, sched_static);
+    auto* d = new Doacross;
+    d->dims = dims;
+    d->counts.assign(counts, counts + dims);
+    std::uint64_t total = 1;
+    for (unsigned i = 0; i < dims; ++i) {
+      if (counts[i] != 0 && total > (std::uint64_t{1} << 40) / counts[i])
+        fatal("a doacross loop nest of more than 2^40 iterations is not supported");
+      total *= counts[i];
+    }
+    const std::uint64_t words = (total + 63) / 64;
+    d->bits.reset(new (std::nothrow) std::atomic<std::uint64_t>[words == 0 ? 1 : words]());
+    if (d->bits == nullptr)
+      fatal("out of memory for a doacross loop nest of %llu iterations", static_cast<unsigned long long>(total));
+    s.doacross = d;
+  });
+  t.ws = nullptr;
+  return ws;
+}
+
+// The iteration's number in the nest (lexicographic), or false when an index lies outside.
+static bool nest_position(const Doacross& d, const std::uint64_t* idx, std::uint64_t* pos) {
+  std::uint64_t p = 0;
+  for (unsigned i = 0; i < d.dims; ++i) {
+    if (idx[i] >= d.counts[i]) return false;
+    p = p * d.counts[i] + idx[i];
+  }
+  *pos = p;
+  return true;
+}
+
+void doacross_nest_post(WorkShare& s, const std::uint64_t* idx) {
+  const Doacross& d = *s.doacross;
+  std::uint64_t p;
+  if (!nest_position(d, idx, &p)) return;
+  // release: the iteration's writes before the post are visible to a wait that sees the bit.
+  d.bits[p / 64].fetch_or(std::uint64_t{1} << (p % 64), std::memory_order_release);
+}
+
+void doacross_nest_wait(WorkShare& s, const std::uint64_t* idx) {
+  const Doacross& d = *s.doacross;
+  std::uint64_t p;
+  if (!nest_position(d, idx, &p)) return;  // a sink outside the nest is ignored
+  const std::uint64_t bit = std::uint64_t{1} << (p % 64);
+  // acquire: pairs with the post's release.
+  spin_until([&] { return (d.bits[p / 64].load(std::memory_order_acquire) & bit) != 0; });
+}
+
+void doacross_nest_end(WorkShare* s) {
+  Thread& t = thread_state();
+  WorkShare* const cur = t.ws;
+  t.ws = s;
+  ws_leave(t);
+  t.ws = cur;
+  if (cur == nullptr && t.team != nullptr && t.team->pool == nullptr && t.team->level == 0)
+    t.team = nullptr;  // the solo team of an orphaned nest outside every region (as loop_end_common)
+}
+
 // Combined parallel loops: each member enters the loop before running fn, which then calls _next.
 namespace {
 struct LoopParams {
@@ -484,6 +576,7 @@ static void setup_sections(Thread& t, const void* p) {
 }
 
 static void parallel_loop(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk, int kind) {
+  note_abi(abi_gomp);
   LoopParams lp{start, end, incr, chunk, kind};
   parallel_with(fn, data, n, &setup_loop, &lp);
 }
@@ -492,6 +585,7 @@ static void parallel_loop(void (*fn)(void*), void* data, unsigned n, long start,
 // member 0, then calls GOMP_parallel_end.
 static void parallel_loop_start(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk,
                                 int kind) {
+  note_abi(abi_gomp);
   LoopParams lp{start, end, incr, chunk, kind};
   parallel_start_with(fn, data, n, &setup_loop, &lp, sizeof lp);
 }
@@ -671,10 +765,12 @@ unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void**
 }
 unsigned GOMP_sections_next(void) { return section_next(thread_state()); }
 void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count, unsigned) {
+  note_abi(abi_gomp);
   SectionsParams sp{count};
   parallel_with(fn, data, n, &setup_sections, &sp);
 }
 void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsigned n, unsigned count) {
+  note_abi(abi_gomp);
   SectionsParams sp{count};
   parallel_start_with(fn, data, n, &setup_sections, &sp, sizeof sp);
 }

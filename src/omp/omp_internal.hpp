@@ -57,6 +57,16 @@ inline constexpr int cancel_parallel = 1, cancel_loop = 2, cancel_sections = 4, 
 // Depend kinds of the second depend-array format and of omp_depend_t objects.
 inline constexpr std::uintptr_t dep_in = 1, dep_out = 2, dep_inout = 3, dep_mutexinoutset = 4, dep_inoutset = 5;
 
+// Which ABI the program used (PLAIT_OMP_REPORT_ABI, `plait-omp run`; kmp_team.cpp holds it): bits set at the entry points
+// that start work (a region, a worksharing loop outside one, a task outside one).
+inline constexpr unsigned abi_gomp = 1, abi_kmp = 2;
+extern std::atomic<unsigned> abi_seen;
+PLAIT_INLINE void note_abi(unsigned bit) noexcept {
+  // relaxed: a report at exit, read after every thread that set it has joined or quiesced.
+  if (PLAIT_UNLIKELY((abi_seen.load(std::memory_order_relaxed) & bit) == 0))
+    abi_seen.fetch_or(bit, std::memory_order_relaxed);
+}
+
 // ---- ICVs (icv.cpp) -------------------------------------------------------------------------
 
 struct Icv {
@@ -96,6 +106,9 @@ void display_env_once();
 void print_env(bool verbose);  // the OMP_DISPLAY_ENV block on stderr
 // affinity.cpp: OMP_DISPLAY_AFFINITY's line for the calling member, when it changed since its last.
 void display_affinity_on_entry();
+// kmp_ext.cpp: the stack size of the threads of pools made from now on (kmp_set_stacksize, else
+// OMP_STACKSIZE; 0: Plait's default).
+std::size_t requested_stacksize();
 // team.cpp: shuts down the teams' pools that no region uses (omp_pause_resource).
 void release_idle_pools();
 // places.cpp: the CPUs the process started with, ascending (read once, at load).
@@ -311,6 +324,11 @@ struct Taskgroup {
   // The task reductions its tasks see (reduction.cpp): the compiler's block registered last in
   // this taskgroup or an enclosing one, null if none.
   std::uintptr_t* reductions = nullptr;
+  // libomp's task reductions registered in this taskgroup (kmp_task.cpp), null if none; `kmp_red_own`:
+  // this taskgroup's end combines and frees them (a reduction with the task modifier is ended by
+  // its construct instead).
+  void* kmp_red = nullptr;
+  bool kmp_red_own = false;
 };
 
 // One worksharing construct (a loop or sections) shared by the team; a ring of them lets threads
@@ -371,6 +389,12 @@ struct Team {
   alignas(cache_line) std::atomic<std::uint64_t> single{0};  // singles claimed so far
   void* copyprivate = nullptr;
   std::atomic<bool> canceled{false};  // cancel parallel
+  // libomp's ABI: `cancel for` / `cancel sections` of the team's current construct (its static
+  // loops have no worksharing slot); cleared by the cancel barrier that ends it (kmp_team.cpp).
+  std::atomic<bool> kmp_ws_canceled{false};
+  // libomp's ABI: the task reductions of a construct with the task modifier, shared by the
+  // members (kmp_task.cpp); one per parity of the construct's number (Thread::kmp_red_seq).
+  std::atomic<void*> kmp_red_mod[2] = {nullptr, nullptr};
 
   WorkShare ws[ws_ring];
   Member* members = nullptr;
@@ -419,6 +443,16 @@ struct Thread {
   // The place this thread was assigned in a bound first-level team (omp_get_place_num), -1 when
   // none: the place is then the one whose CPUs are its mask.
   int place = -1;
+  // libomp's ABI (kmp_loop.cpp): the dispatch loop this thread is in, as the program wrote it
+  // (first value, increment, trip count; the schedule runs over its logical iterations), and the
+  // worksharing slot of its doacross loop nest. Part of Thread, so that a nested region inside
+  // the loop's body does not overwrite them.
+  std::uint64_t kmp_lb = 0;
+  std::int64_t kmp_st = 1;
+  std::int64_t kmp_n = 0;
+  bool kmp_ordered = false;
+  WorkShare* kmp_doacross = nullptr;
+  std::uint32_t kmp_red_seq = 0;  // constructs with task-modifier reductions met in `team`
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.
@@ -462,6 +496,32 @@ unsigned region_size(Thread& t, unsigned requested);
 
 // task.cpp: the innermost taskgroup of t's current task (its own, or the one it was made in).
 Taskgroup* innermost_taskgroup(Thread& t) noexcept;
+
+// loop.cpp, for libomp's ABI (kmp_loop.cpp): a dispatch loop over the logical iterations 0..n-1
+// (kind and chunk as GOMP's, `ordered` as GOMP_loop_ordered_*), its chunks [lo, hi) one after the
+// other (false: none left, and the thread has left the loop), and a doacross nest's slot
+// (counts: the trip counts of the ordered loops, outermost first), its posts and waits by 0-based
+// indices, and its end.
+void dispatch_start_logical(std::int64_t n, int kind, std::int64_t chunk, bool ordered);
+bool dispatch_next_logical(bool ordered, std::int64_t* lo, std::int64_t* hi);
+WorkShare* doacross_nest_start(unsigned dims, const std::uint64_t* counts);
+void doacross_nest_post(WorkShare& s, const std::uint64_t* idx);
+void doacross_nest_wait(WorkShare& s, const std::uint64_t* idx);
+void doacross_nest_end(WorkShare* s);
+
+// task.cpp, for libomp's ABI (kmp_task.cpp): an undeferred task whose body the compiler calls
+// itself between two entry points (__kmpc_omp_task_begin_if0 / _complete_if0). `frame` lives until
+// the end (the task's own context while its body runs; it must not move).
+struct IncludedFrame {
+  alignas(TaskCtx) unsigned char ctx[sizeof(TaskCtx)];
+  TaskCtx* saved;
+  detail::Worker* w;
+};
+void included_begin(IncludedFrame& frame, bool final) noexcept;
+void included_end(IncludedFrame& frame) noexcept;
+// kmp_task.cpp: the GOMP event behind an event handle of libomp's ABI (an odd value: see there),
+// once the handle is fulfilled.
+void* libomp_event_fulfilled(void* handle) noexcept;
 
 // Whether a task of group g is discarded: g or any taskgroup enclosing it was cancelled. A
 // taskgroup's set holds every task made inside the region, at any depth (nested taskgroups, tasks

@@ -899,6 +899,36 @@ PLAIT_INLINE void run_included(Thread& t, detail::Worker* w, TaskCtx* parent, vo
   t.task = saved;
 }
 
+}  // namespace
+
+// libomp's undeferred task (kmp_task.cpp): run_included's steps around a body the compiler calls.
+void included_begin(IncludedFrame& f, bool final) noexcept {
+  Thread& t = thread_state();
+  TaskCtx* const parent = current_ctx(t);
+  detail::Worker* const w = t.fast_w != nullptr ? t.fast_w : detail::current_worker();
+  auto* ctx = new (f.ctx) TaskCtx(TaskCtx::explicit_task{}, parent, parent->group, parent->final || final);
+  ctx->owner = &t;
+  ctx->floor = w != nullptr ? w->dq.head : 0;
+  ctx->mode = TaskCtx::mode_on_stack;
+  f.saved = t.task;
+  f.w = w;
+  t.task = ctx;
+}
+
+void included_end(IncludedFrame& f) noexcept {
+  Thread& t = thread_state();
+  auto* const ctx = reinterpret_cast<TaskCtx*>(f.ctx);
+  TaskCtx* const cur = t.task;
+  if (PLAIT_UNLIKELY(cur != ctx)) {
+    end_body(reinterpret_cast<TaskRec*>(cur), t, f.w);  // promoted (see run_included)
+  } else {
+    PLAIT_ASSERT(ctx->kids.local == 0 && ctx->sub.local == 1 && ctx->sched == nullptr);
+  }
+  t.task = f.saved;
+}
+
+namespace {
+
 // GOMP_task for a task that is undeferred (if(0)) or included (final, or made by a final task), with
 // no dependences and no detach: run now (run_included).
 PLAIT_NOINLINE void task_included(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
@@ -1180,6 +1210,12 @@ void GOMP_taskgroup_end(void) {
 }
 
 void omp_fulfill_event(void* event) {
+  // An odd handle is libomp's ABI's (kmp_task.cpp): it names the GOMP event, or completes an
+  // undeferred task's wait itself (then null).
+  if (PLAIT_UNLIKELY((reinterpret_cast<std::uintptr_t>(event) & 1) != 0)) {
+    event = libomp_event_fulfilled(event);
+    if (event == nullptr) return;
+  }
   auto* r = static_cast<TaskRec*>(event);
   // acq_rel: as in end_body_general.
   if (r->rare->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) fulfilled(r);

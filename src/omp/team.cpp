@@ -100,7 +100,7 @@ static detail::Pool* acquire_pool(unsigned n, bool first_level) {
   }
   pool_options o;
   o.num_workers = n;
-  if (g.stacksize != 0) o.stack_size = g.stacksize;
+  if (const std::size_t ss = requested_stacksize(); ss != 0) o.stack_size = ss;
   if (g.wait_active) o.idle = idle_policy::spin;
   // Bound (bind-var true, close, spread, primary; places.cpp): member i pinned to the place the
   // policy gives it on the place list. PLAIT_PIN, when set, decides instead (pool_options::from_env).
@@ -261,6 +261,7 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
   t.single_seq = 0;
   t.bar_phase = 0;
   t.ws = nullptr;
+  t.kmp_red_seq = 0;
   implicit.owner = &t;
   detail::Worker* const w = detail::current_worker();
   if (w != nullptr) implicit.floor = w->dq.head;
@@ -478,6 +479,7 @@ namespace detail = plait::detail;
 extern "C" {
 
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned /*flags: proc_bind*/) {
+  note_abi(abi_gomp);
   parallel_with(fn, data, num_threads, nullptr, nullptr);
 }
 
@@ -588,6 +590,7 @@ bool GOMP_cancel(int which, bool do_cancel) {
 }  // extern "C"
 
 extern "C" void GOMP_parallel_start(void (*fn)(void*), void* data, unsigned num_threads) {
+  note_abi(abi_gomp);
   parallel_start_with(fn, data, num_threads, nullptr, nullptr, 0);
 }
 
@@ -613,6 +616,7 @@ static void open_reduction_group(Thread& t, const void* data) {
 extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads,
                                              unsigned /*flags: proc_bind*/) {
   Thread& t = thread_state();
+  note_abi(abi_gomp);
   std::uintptr_t* rdata;
   std::memcpy(&rdata, data, sizeof rdata);  // the block's address is the first word of the region's data
   const unsigned n = region_size(t, num_threads);
@@ -628,6 +632,7 @@ extern "C" unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsi
 // set. Both as libgomp 12 does on the host.
 extern "C" void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,
                                unsigned /*flags*/) {
+  note_abi(abi_gomp);
   if (num_teams == 0) num_teams = nteams_var() != 0 ? nteams_var() : 3;
   if (thread_limit == 0) thread_limit = teams_thread_limit_var();
   // an ICV: the teams' parallel regions hand it to their members with the others
