@@ -84,9 +84,9 @@ struct alignas(64) Header {
   kmp_int32 flags;
   bool running;             // the body runs (a descriptor handed back now is an untied task's next part)
   bool resubmit;            // an untied part handed the descriptor back
-  std::atomic<int> refs;    // 1, or 2 for a detachable task (its body, its event)
+  std::atomic<int> refs;    // a detachable task: 2 (its body, its event); unused otherwise
   void* gomp_event;         // a handed-over detachable task's GOMP event
-  detail::CountLatch unfulfilled{1};  // an undeferred detachable task: 1 until its event is fulfilled
+  detail::CountLatch unfulfilled;  // an undeferred detachable task: 1 until its event is fulfilled
   IncludedFrame frame;      // an undeferred task's context
 };
 static_assert(sizeof(Header) % 64 == 0);
@@ -105,7 +105,7 @@ Header* allocate(std::size_t bytes) {
     p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (p == nullptr) fatal("out of memory for a task of %zu bytes", bytes);
   }
-  auto* h = new (p) Header();
+  auto* h = new (p) Header;  // (default-initialised: the caller sets every field it reads)
   h->home = home;
   return h;
 }
@@ -116,8 +116,9 @@ void deallocate(Header* h) {
 }
 
 void release(Header* h) {
+  // Only a detachable task has a second reference (its event); the others free at once.
   // acq_rel: the last of the body's end and the event's fulfil frees; each sees the other's writes.
-  if (h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) deallocate(h);
+  if ((h->flags & kf_detachable) == 0 || h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) deallocate(h);
 }
 
 // The routine, and the parts an untied task hands back meanwhile.
@@ -390,6 +391,7 @@ void* modifier_init(int num, const Input* in) {
         if (slot.compare_exchange_strong(cur, red_busy, std::memory_order_acquire, std::memory_order_relaxed)) {
           r = make_reductions(nth, num, in, nth, t.num);
           r->creator = &t;
+          r->outer = enclosing_reductions(g->prev);
           // release: publishes the registration to the members that take it.
           slot.store(r, std::memory_order_release);
           break;
@@ -406,7 +408,7 @@ void* modifier_init(int num, const Input* in) {
       break;
     }
   }
-  r->outer = enclosing_reductions(g->prev);
+  if (nth == 1) r->outer = enclosing_reductions(g->prev);
   g->kmp_red = r;
   g->kmp_red_own = false;
   return r;
@@ -430,8 +432,11 @@ void* __kmpc_omp_task_alloc(ident_t*, kmp_int32, kmp_int32 flags, std::size_t si
   h->flags = flags;
   h->running = false;
   h->resubmit = false;
-  h->refs.store((flags & kf_detachable) != 0 ? 2 : 1, std::memory_order_relaxed);
   h->gomp_event = nullptr;
+  if ((flags & kf_detachable) != 0) {
+    h->refs.store(2, std::memory_order_relaxed);
+    h->unfulfilled.reset(1);
+  }
   kmp_task_t* task = task_of(h);
   task->shareds = sizeof_shareds != 0 ? reinterpret_cast<unsigned char*>(h) + shareds_off : nullptr;
   task->routine = reinterpret_cast<kmp_routine_entry_t>(routine);
@@ -587,8 +592,11 @@ static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64
     c->flags = h->flags;
     c->running = false;
     c->resubmit = false;
-    c->refs.store((c->flags & kf_detachable) != 0 ? 2 : 1, std::memory_order_relaxed);
     c->gomp_event = nullptr;
+    if ((c->flags & kf_detachable) != 0) {
+      c->refs.store(2, std::memory_order_relaxed);
+      c->unfulfilled.reset(1);
+    }
     kmp_task_t* ct = task_of(c);
     std::memcpy(static_cast<void*>(ct), task, h->bytes - sizeof(Header));
     if (h->shareds_off != 0) ct->shareds = reinterpret_cast<unsigned char*>(c) + h->shareds_off;
@@ -646,8 +654,9 @@ void __kmpc_task_reduction_modifier_fini(ident_t*, int, int) {
     finish_reductions(r, 0);
     return;
   }
+  const bool creator = r->creator == &t;  // (read before the barrier: the creator frees it after)
   team_barrier(t);  // every member's tasks are done (each waited for its taskgroup's)
-  if (r->creator == &t) {
+  if (creator) {
     unsigned slot = t.num;
     t.team->kmp_red_mod[(t.kmp_red_seq - 1) & 1].store(nullptr, std::memory_order_relaxed);
     finish_reductions(r, slot);

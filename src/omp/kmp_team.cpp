@@ -21,6 +21,8 @@
 // mark once every member has seen it.
 #include "kmp_internal.hpp"
 
+#include "../hooks.hpp"
+
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
@@ -166,6 +168,7 @@ struct TpThread {
   std::unordered_map<void*, void*> copies;  // the variable's address -> this thread's copy
   ~TpThread() {
     for (auto& [var, copy] : copies) {
+      if (copy == var) continue;  // the initial thread's: the variable itself
       void (*dtor)(void*) = nullptr;
       {
         std::lock_guard<std::mutex> lk(tp_mu);
@@ -179,9 +182,28 @@ struct TpThread {
 };
 thread_local TpThread tp_thread;
 
+// The variable's initial bytes are taken once, under tp_mu, by whichever thread asks first — the
+// initial thread too, whose copy is the variable itself: it changes the variable only after
+// asking, so no other thread ever reads the variable while it is written.
+void capture_image(TpReg& r, void* data, std::size_t size) {
+  if (!r.has_image) {
+    r.image.assign(static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + size);
+    r.has_image = true;
+  }
+}
+
 void* threadprivate_copy(void* data, std::size_t size) {
-  if (global_tid() == 0) return data;  // the initial thread's copy is the variable itself
   if (auto it = tp_thread.copies.find(data); it != tp_thread.copies.end()) return it->second;
+  if (global_tid() == 0) {  // the initial thread's copy is the variable itself
+    {
+      std::lock_guard<std::mutex> lk(tp_mu);
+      if (tp_regs == nullptr) tp_regs = new std::unordered_map<void*, TpReg>();
+      TpReg& r = (*tp_regs)[data];
+      if (r.ctor == nullptr && r.cctor == nullptr) capture_image(r, data, size);
+    }
+    tp_thread.copies.emplace(data, data);
+    return data;
+  }
   void* p = std::aligned_alloc(64, (size + 63) / 64 * 64 + (size == 0 ? 64 : 0));
   if (p == nullptr) fatal("out of memory for a threadprivate copy of %zu bytes", size);
   void* (*ctor)(void*) = nullptr;
@@ -193,10 +215,7 @@ void* threadprivate_copy(void* data, std::size_t size) {
     ctor = r.ctor;
     cctor = r.cctor;
     if (ctor == nullptr && cctor == nullptr) {
-      if (!r.has_image) {
-        r.image.assign(static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + size);
-        r.has_image = true;
-      }
+      capture_image(r, data, size);
       std::memcpy(p, r.image.data(), size < r.image.size() ? size : r.image.size());
     }
   }
@@ -347,7 +366,8 @@ void __kmpc_end_critical(ident_t*, kmp_int32, kmp_critical_name* crit) {
   GOMP_critical_name_end(reinterpret_cast<void**>(crit));
 }
 
-void __kmpc_flush(ident_t*) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// A full fence (ThreadSanitizer builds: a seq_cst RMW, which it models).
+void __kmpc_flush(ident_t*) { plait::detail::store_load_fence(); }
 
 // ---- reductions (see the top of the file) ----------------------------------------------------
 

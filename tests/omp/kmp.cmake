@@ -52,11 +52,40 @@ set(PLAIT_KMP_LIBOMP_FAILS allocators task_depend task_depend_sections task_deta
     task_priority_order affinity api cancel_taskgroup task_priority)
 
 set(PLAIT_KMP_THREADS 1 2 3 8)
+
+# Sanitizers. clang's ThreadSanitizer tree (`tsan`) builds the library and these programs with the
+# same compiler and instruments both (the programs' own synchronisation must be seen too). gcc's
+# AddressSanitizer tree (`asan`) instruments the library; its runtime is preloaded into the
+# uninstrumented programs, so that it starts before anything else, as it must. gcc's
+# ThreadSanitizer tree (`gcc-tsan`) runs none of them: a program's atomics that gcc's runtime
+# cannot see would be reported as races.
+set(PLAIT_KMP_SAN_RUNTIME "")
+set(PLAIT_KMP_SAN_FLAGS "")
+if(PLAIT_SANITIZE STREQUAL "thread")
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    return()
+  endif()
+  set(PLAIT_KMP_SAN_FLAGS -fsanitize=thread)
+elseif(PLAIT_SANITIZE STREQUAL "address")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE PLAIT_KMP_SAN_RUNTIME
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT EXISTS "${PLAIT_KMP_SAN_RUNTIME}")
+    message(FATAL_ERROR "tests/omp: ${CMAKE_C_COMPILER} names no libasan.so ('${PLAIT_KMP_SAN_RUNTIME}')")
+  endif()
+endif()
+
 set(PLAIT_KMP_FLAGS -fopenmp -fopenmp-version=51 -O1 -w -I${CMAKE_CURRENT_SOURCE_DIR})
 
 # kmp_<program> (against libomp) and kmp_<program>_plait (against plait-omp), from one object.
+# threadprivate_notls: threadprivate.c with -fno-openmp-use-tls (clang's default is the C library's
+# TLS; this form calls __kmpc_threadprivate_cached / _register).
 function(plait_kmp_program program)
   set(src "")
+  set(extra "")
+  if(program STREQUAL "threadprivate_notls")
+    set(src threadprivate.c)
+    set(extra -fnoopenmp-use-tls)
+  endif()
   foreach(s ${PLAIT_KMP_SOURCES})
     get_filename_component(stem ${s} NAME_WE)
     if(stem STREQUAL program)
@@ -72,9 +101,10 @@ function(plait_kmp_program program)
   set(ref ${CMAKE_CURRENT_BINARY_DIR}/kmp_${program})
   set(ours ${CMAKE_CURRENT_BINARY_DIR}/kmp_${program}_plait)
   add_custom_command(OUTPUT ${ref} ${ours}
-    COMMAND ${cc} ${PLAIT_KMP_FLAGS} -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
-    COMMAND ${cc} -fopenmp ${obj} -o ${ref} -latomic -lm
-    COMMAND ${cc} ${obj} -o ${ours} $<TARGET_FILE:plait-omp> -Wl,-rpath,$<TARGET_FILE_DIR:plait-omp> -latomic -lm -lpthread
+    COMMAND ${cc} ${PLAIT_KMP_FLAGS} ${PLAIT_KMP_SAN_FLAGS} ${extra} -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
+    COMMAND ${cc} ${PLAIT_KMP_SAN_FLAGS} -fopenmp ${obj} -o ${ref} -latomic -lm
+    COMMAND ${cc} ${PLAIT_KMP_SAN_FLAGS} ${obj} -o ${ours} $<TARGET_FILE:plait-omp> -Wl,-rpath,$<TARGET_FILE_DIR:plait-omp>
+            -latomic -lm -lpthread
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${CMAKE_CURRENT_SOURCE_DIR}/omp_test.h plait-omp
     COMMENT "clang-16: ${src} for libomp's ABI" VERBATIM)
   add_custom_target(kmp_${program}_bins ALL DEPENDS ${ref} ${ours})
@@ -99,8 +129,10 @@ function(plait_kmp_test variant name)
   else()
     set(bin ${CMAKE_CURRENT_BINARY_DIR}/kmp_${T_PROGRAM})
   endif()
-  if(variant STREQUAL "kmp-libpath")
-    # the soname route loads the same library as the preload: one thread count checks it
+  if(variant STREQUAL "kmp-libpath" OR PLAIT_SANITIZE)
+    # the soname route loads the same library as the preload: one thread count checks it; the
+    # sanitizer trees check the library at one thread count too (2: every protocol between
+    # threads; the others cost minutes there)
     list(FIND T_THREADS 2 two)
     if(two GREATER -1)
       set(T_THREADS 2)
@@ -116,9 +148,11 @@ function(plait_kmp_test variant name)
     elseif(variant STREQUAL "kmp-libpath")
       list(APPEND given "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/omp-compat")
     endif()
+    if(NOT PLAIT_KMP_SAN_RUNTIME STREQUAL "")
+      list(APPEND given "LD_PRELOAD=${PLAIT_KMP_SAN_RUNTIME}")
+    endif()
     if(PLAIT_SANITIZE STREQUAL "address")
-      list(APPEND given "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp"
-                        "ASAN_OPTIONS=verify_asan_link_order=0")
+      list(APPEND given "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
     endif()
     plait_omp_env_mods(mods ${given})
     set(test omp.${name}.${variant}.t${n})
@@ -129,6 +163,7 @@ function(plait_kmp_test variant name)
 endfunction()
 
 function(plait_kmp_suite variant)
+  plait_kmp_test(${variant} threadprivate_notls)
   foreach(s ${PLAIT_KMP_SOURCES})
     get_filename_component(p ${s} NAME_WE)
     if(variant STREQUAL "libomp" AND p IN_LIST PLAIT_KMP_LIBOMP_FAILS)
@@ -154,12 +189,7 @@ function(plait_kmp_suite variant)
   endforeach()
 endfunction()
 
-if(PLAIT_OMP_TSAN)
-  # gcc's ThreadSanitizer in the library; the clang-built programs are not instrumented
-  plait_kmp_suite(kmp-link)
-  return()
-endif()
-if(PLAIT_SANITIZE STREQUAL "address")
+if(PLAIT_SANITIZE)
   plait_kmp_suite(kmp-link)
   return()
 endif()

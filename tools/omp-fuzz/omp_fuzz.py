@@ -2,9 +2,11 @@
 """Differential tester for the OpenMP front door: random, legal, deterministic OpenMP programs, each
 compiled once by gcc and run on libgomp, on LLVM's libomp (preloaded: it implements the GOMP ABI)
 and on libplait-omp (preloaded) at several thread counts. Every run must print the same answer.
+With --compiler clang the programs are compiled by clang-16 (libomp's ABI, __kmpc_*) and run on
+libomp, the reference, and on libplait-omp (preloaded, its libomp.so.5 first on the library path).
 
     omp_fuzz.py [--seed S] [--programs N | --seconds T] [--threads 1,2,3,8] [--lang c|cxx|both]
-                [--plait LIB] [--libomp LIB] [--work DIR] [--keep-going] [--quiet]
+                [--compiler gcc|clang] [--plait LIB] [--libomp LIB] [--work DIR] [--keep-going] [--quiet]
     omp_fuzz.py --replay FILE.json [...]     rerun saved (reduced) programs: the regression tests
                                              (--no-skip: also on the references' known faults)
 
@@ -732,10 +734,18 @@ def skipped_runtimes(prog: dict) -> dict:
 # Running
 
 class Runner:
-    def __init__(self, plait: str, libomp: str | None, threads: list[int], work: Path):
+    def __init__(self, plait: str, libomp: str | None, threads: list[int], work: Path, compiler: str = "gcc"):
         self.plait, self.libomp, self.threads, self.work = plait, libomp, threads, work
+        self.compiler = compiler
+        # libomp.so.5 as libplait-omp, for a clang-built program: the build tree's omp-compat/
+        # (or an installed plait-omp-compat/) beside the library
+        here = Path(plait).resolve().parent
+        self.compat = next((str(d) for d in (here / "omp-compat", here / "plait-omp-compat")
+                            if (d / "libomp.so.5").exists()), None)
 
     def runtimes(self):
+        if self.compiler == "clang":  # the program's own libomp is the reference
+            return [("libomp", None), ("plait", self.plait)]
         rts = [("libgomp", None)]
         if self.libomp:
             rts.append(("libomp", self.libomp))
@@ -746,10 +756,15 @@ class Runner:
         src = self.work / f"{name}.{'cpp' if prog['lang'] == 'cxx' else 'c'}"
         src.write_text(render(prog))
         exe = self.work / name
-        cc = ["g++", "-x", "c++"] if prog["lang"] == "cxx" else ["gcc"]
-        cp = subprocess.run(cc + ["-fopenmp", "-O1", "-w", str(src), "-o", str(exe)], capture_output=True, text=True)
+        if self.compiler == "clang":
+            cc = ["clang++-16", "-x", "c++"] if prog["lang"] == "cxx" else ["clang-16"]
+            cmd = cc + ["-fopenmp", "-fopenmp-version=51", "-O1", "-w", str(src), "-o", str(exe), "-latomic", "-lm"]
+        else:
+            cc = ["g++", "-x", "c++"] if prog["lang"] == "cxx" else ["gcc"]
+            cmd = cc + ["-fopenmp", "-O1", "-w", str(src), "-o", str(exe)]
+        cp = subprocess.run(cmd, capture_output=True, text=True)
         if cp.returncode != 0:
-            raise RuntimeError(f"the generator made a program gcc refuses ({src}):\n{cp.stderr[-2000:]}")
+            raise RuntimeError(f"the generator made a program {cmd[0]} refuses ({src}):\n{cp.stderr[-2000:]}")
         return exe
 
     def run_all(self, exe: Path, skip=()) -> dict:
@@ -762,6 +777,9 @@ class Runner:
                 env.pop("LD_PRELOAD", None)
                 if lib:
                     env["LD_PRELOAD"] = lib
+                    if self.compiler == "clang" and self.compat:
+                        env["LD_LIBRARY_PATH"] = self.compat + (":" + env["LD_LIBRARY_PATH"]
+                                                                if env.get("LD_LIBRARY_PATH") else "")
                 jobs.append(((rt, t), env))
 
         def one(job):
@@ -862,6 +880,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--threads", default="1,2,3,8")
     ap.add_argument("--lang", choices=["c", "cxx", "both"], default="both")
+    ap.add_argument("--compiler", choices=["gcc", "clang"], default="gcc",
+                    help="gcc: libgomp's ABI, run on libgomp, libomp and Plait; clang: clang-16, libomp's ABI, "
+                         "run on libomp and Plait")
     ap.add_argument("--plait", default=None, help="libplait-omp.so.1 to preload")
     ap.add_argument("--libomp", default=None, help="LLVM's libomp.so.5 (default: the first found; 'none': skip)")
     ap.add_argument("--work", default=None, help="where programs and findings go (default: a temporary folder)")
@@ -894,6 +915,8 @@ def main(argv=None) -> int:
             return die(f"--libomp {a.libomp}: no such library")
     if shutil.which("gcc") is None:
         return die("gcc not found")
+    if a.compiler == "clang" and (shutil.which("clang-16") is None or shutil.which("clang++-16") is None):
+        return die("--compiler clang: clang-16 / clang++-16 not found")
     work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="omp-fuzz-"))
     work.mkdir(parents=True, exist_ok=True)
     global HAVE_INOUTSET
@@ -901,7 +924,10 @@ def main(argv=None) -> int:
     probe.write_text("int x;\nvoid f(void) {\n#pragma omp task depend(inoutset: x)\n x++;\n}\n")
     HAVE_INOUTSET = subprocess.run(["gcc", "-fopenmp", "-c", str(probe), "-o", str(work / "inoutset_probe.o")],
                                    capture_output=True).returncode == 0
-    runner = Runner(a.plait, libomp, threads, work)
+    runner = Runner(a.plait, libomp, threads, work, a.compiler)
+    # The references' known faults are those of the GOMP ABI's programs (libomp running gcc's
+    # calls); a clang-built program runs on libomp's own ABI.
+    known = (lambda p: {}) if a.compiler == "clang" else skipped_runtimes
     log = (lambda *m: None) if a.quiet else (lambda *m: print(*m, flush=True))
 
     if a.replay is not None:
@@ -937,7 +963,7 @@ def main(argv=None) -> int:
         except RuntimeError as e:
             print(f"omp_fuzz: {e}", file=sys.stderr)
             return 3
-        skip = {} if a.no_skip else skipped_runtimes(prog)
+        skip = {} if a.no_skip else known(prog)
         outs = runner.run_all(exe, skip)
         v = verdict(outs)
         first = outs
@@ -959,10 +985,10 @@ def main(argv=None) -> int:
                     e = runner.compile(cand, name + "r")
                 except RuntimeError:
                     return False
-                return verdict(runner.run_all(e, skipped_runtimes(cand))) == want
+                return verdict(runner.run_all(e, known(cand))) == want
 
             small = reduce_program(prog, runner, still, log) if v == "plait" or a.reduce_all else prog
-            final = runner.run_all(runner.compile(small, name + "f"), skipped_runtimes(small))
+            final = runner.run_all(runner.compile(small, name + "f"), known(small))
             rec = {"verdict": v, "program": small, "original_seed": prog["seed"],
                    "outputs": {f"{rt}@{t}": out for (rt, t), out in sorted(final.items())},
                    "first_outputs": {f"{rt}@{t}": out for (rt, t), out in sorted(first.items())}}
