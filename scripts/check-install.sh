@@ -16,6 +16,11 @@ cmake --build "$tmp/ex" >/dev/null
 "$tmp/ex/example_fib" 20 | grep -q "fib(20) = 6765"
 "$tmp/ex/example_task_group" >/dev/null
 
+echo "install-check: libomp's soname beside libplait-omp"
+compat=$(find "$tmp/prefix" -path '*/plait-omp-compat/libomp.so.5' | head -1)
+[[ -n "$compat" && "$(readlink -f "$compat")" == "$(readlink -f "$(dirname "$compat")/../libplait-omp.so.1")" ]] || {
+  echo "install-check: plait-omp-compat/libomp.so.5 missing or not libplait-omp" >&2; exit 1; }
+
 echo "install-check: pkg-config"
 pc=$(dirname "$(find "$tmp/prefix" -name plait.pc | head -1)")
 # shellcheck disable=SC2046
