@@ -55,8 +55,13 @@ test-%: build-%
 install-check: build-gcc-release
 	@scripts/check-install.sh
 
+# Two passes: the tests marked serial (python/tests/conftest.py: load, timings, deadlines) run alone
+# after the rest, which runs in two processes; both passes run, and either failing fails the target.
 pytest:
-	@if [ -f python/pyproject.toml ]; then cd python && PLAIT_BENCH_REQUIRE_BUILD=1 uv run --frozen pytest -q --durations=10; else echo "no python package yet"; fi
+	@if [ -f python/pyproject.toml ]; then cd python && export PLAIT_BENCH_REQUIRE_BUILD=1 && rc=0 && \
+	  { uv run --frozen pytest -q --durations=10 -n 2 -m "not serial" || rc=$$?; } && \
+	  { uv run --frozen pytest -q --durations=10 -m serial || rc=$$?; } && exit $$rc; \
+	else echo "no python package yet"; fi
 
 # The OpenMP differential tester for longer: make fuzz-omp SECONDS=3600 [SEED=7]; findings (reduced
 # programs) go to results/omp-fuzz/ (docs/openmp.md, "Differential testing").

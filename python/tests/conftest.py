@@ -11,6 +11,29 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 FAKE = HERE / "fake_bench.py"
 
+# The tests that want the machine to themselves, marked `serial`: `make pytest` runs every other
+# test in two processes (pytest-xdist) and then these alone, one at a time. They start their own
+# load and read the machine's state (test_quiet), measure costs and refuse a busy machine
+# (test_scale's calibration; its Ctrl-C timings), run the real binaries under their timeouts
+# (test_e2e_real), or interrupt, kill or race a run against deadlines.
+SERIAL = (
+    "test_quiet.py",
+    "test_scale.py",
+    "test_e2e_real.py",
+    "test_tour.py::test_tour_interrupted_resumes",
+    "test_db.py::test_kill_minus_9_then_resume",
+    "test_bad_input.py::test_threads_and_parameter_ranges",
+    "test_bad_input.py::test_two_runs_of_one_study_both_complete",
+    "test_bad_input.py::test_a_waiting_run_resumes_what_an_interrupted_one_left",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        nodeid = item.nodeid.split("/")[-1]
+        if any(nodeid == s or nodeid.startswith(s + "::") or nodeid.startswith(s + "[") for s in SERIAL):
+            item.add_marker(pytest.mark.serial)
+
 
 def make_fake_bins(base: Path, kernels=("fib", "uts")) -> BinDirs:
     gcc, clang = base / "gcc-bin", base / "clang-bin"
