@@ -190,7 +190,6 @@ void team_static_init(kmp_int32* plast, T* plower, T* pupper, ST* pstride, ST in
 template <class T, class ST>
 void dispatch_init(kmp_int32 schedule, T lb, T ub, ST st, ST chunk) {
   note_abi(abi_kmp);
-  Thread& t = thread_state();
   const std::uint64_t n = trip_count(lb, ub, st, "__kmpc_dispatch_init");
   if (n > static_cast<std::uint64_t>(INT64_MAX))
     fatal("__kmpc_dispatch_init: a loop of %llu iterations (at most 2^63 - 1)", static_cast<unsigned long long>(n));
@@ -205,7 +204,6 @@ void dispatch_init(kmp_int32 schedule, T lb, T ub, ST st, ST chunk) {
   u.kmp_st = static_cast<std::int64_t>(st);
   u.kmp_n = static_cast<std::int64_t>(n);
   u.kmp_ordered = kind_is_ordered(k);
-  (void)t;
 }
 
 template <class T, class ST>
@@ -220,6 +218,13 @@ int dispatch_next(kmp_int32* plast, T* plb, T* pub, ST* pst) {
   if (pst != nullptr) *pst = st;
   if (plast != nullptr) *plast = hi == t.kmp_n ? 1 : 0;
   return 1;
+}
+
+template <class T, class ST>
+void dist_dispatch_init(const char* who, kmp_int32 schedule, kmp_int32* last, T lb, T ub, ST st, ST chunk) {
+  ST stride = 0;
+  static_init(who, 92, last, &lb, &ub, &stride, st, ST{0});
+  dispatch_init(schedule, lb, ub, st, chunk);
 }
 
 }  // namespace
@@ -302,27 +307,19 @@ void __kmpc_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_uint64 lb, km
 // is the league's last), then a dispatch loop over it.
 void __kmpc_dist_dispatch_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32 lb, kmp_int32 ub,
                                  kmp_int32 st, kmp_int32 chunk) {
-  kmp_int32 stride = 0;
-  static_init("__kmpc_dist_dispatch_init_4", 92, last, &lb, &ub, &stride, st, kmp_int32{0});
-  dispatch_init(s, lb, ub, st, chunk);
+  dist_dispatch_init("__kmpc_dist_dispatch_init_4", s, last, lb, ub, st, chunk);
 }
 void __kmpc_dist_dispatch_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32 lb, kmp_uint32 ub,
                                   kmp_int32 st, kmp_int32 chunk) {
-  kmp_int32 stride = 0;
-  static_init("__kmpc_dist_dispatch_init_4u", 92, last, &lb, &ub, &stride, st, kmp_int32{0});
-  dispatch_init(s, lb, ub, st, chunk);
+  dist_dispatch_init("__kmpc_dist_dispatch_init_4u", s, last, lb, ub, st, chunk);
 }
 void __kmpc_dist_dispatch_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64 lb, kmp_int64 ub,
                                  kmp_int64 st, kmp_int64 chunk) {
-  kmp_int64 stride = 0;
-  static_init("__kmpc_dist_dispatch_init_8", 92, last, &lb, &ub, &stride, st, kmp_int64{0});
-  dispatch_init(s, lb, ub, st, chunk);
+  dist_dispatch_init("__kmpc_dist_dispatch_init_8", s, last, lb, ub, st, chunk);
 }
 void __kmpc_dist_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64 lb, kmp_uint64 ub,
                                   kmp_int64 st, kmp_int64 chunk) {
-  kmp_int64 stride = 0;
-  static_init("__kmpc_dist_dispatch_init_8u", 92, last, &lb, &ub, &stride, st, kmp_int64{0});
-  dispatch_init(s, lb, ub, st, chunk);
+  dist_dispatch_init("__kmpc_dist_dispatch_init_8u", s, last, lb, ub, st, chunk);
 }
 
 int __kmpc_dispatch_next_4(ident_t*, kmp_int32, kmp_int32* last, kmp_int32* lb, kmp_int32* ub, kmp_int32* st) {
@@ -385,10 +382,8 @@ void __kmpc_doacross_init(ident_t*, kmp_int32, kmp_int32 num_dims, const kmp_dim
     dd.d[i] = dims[i];
     counts[i] = trip_count(dims[i].lo, dims[i].up, dims[i].st, "__kmpc_doacross_init");
   }
-  Thread& t = thread_state();
   WorkShare* s = doacross_nest_start(dd.n, counts);
-  thread_state().kmp_doacross = s;
-  (void)t;
+  thread_state().kmp_doacross = s;  // (after the start: a thread outside every region got its solo team there)
 }
 
 void __kmpc_doacross_post(ident_t*, kmp_int32, const kmp_int64* vec) {

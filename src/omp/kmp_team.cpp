@@ -335,10 +335,7 @@ kmp_int32 __kmpc_barrier_master(ident_t*, kmp_int32) {
   team_barrier(t);  // released by the primary's __kmpc_end_barrier_master
   return 0;
 }
-void __kmpc_end_barrier_master(ident_t*, kmp_int32) {
-  Thread& t = thread_state();
-  if (t.team != nullptr) team_barrier(t);
-}
+void __kmpc_end_barrier_master(ident_t* loc, kmp_int32 gtid) { __kmpc_barrier(loc, gtid); }
 kmp_int32 __kmpc_barrier_master_nowait(ident_t*, kmp_int32) {
   Thread& t = thread_state();
   if (t.team == nullptr) return 1;
