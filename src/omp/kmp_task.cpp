@@ -4,13 +4,22 @@
 //
 // The descriptor. libomp's compilers ask the runtime for the task (__kmpc_omp_task_alloc: a
 // kmp_task_t with the compiler's privates after it, and a block for the shared variables' pointers)
-// and fill it in before handing it over (__kmpc_omp_task). Here that allocation carries a header
-// of ours before the kmp_task_t (the compiler never touches memory before the task pointer; the
-// task is 64-byte aligned, as libomp's: clang places over-aligned privates by the descriptor's
-// alignment, and the header's size keeps it), and handing it over is GOMP_task
-// with a 16-byte argument block naming the descriptor: the task is then an ordinary GOMP task —
-// counted, stolen, ordered by its dependences, queued by priority, discarded when its taskgroup
-// is cancelled — whose body calls the compiler's routine and frees the descriptor.
+// and fill it in before handing it over (__kmpc_omp_task). The task is 64-byte aligned, as
+// libomp's (clang places over-aligned privates by the descriptor's alignment), and the 32 bytes
+// before it are ours (Tail: the compiler never touches memory before the task pointer). Two kinds:
+//
+//   fast    a task that is tied or untied (destructors allowed) and nothing else, made on a worker
+//           of a team, whose descriptor fits: the descriptor is the argument block of a task.cpp
+//           record made at once (kmp_record_make). Handing it over counts and pushes that record
+//           as GOMP_task's fast path does (kmp_record_submit); its body runs the routine, and the
+//           record ends with it: one allocation, nothing copied. When the fast path's conditions
+//           do not hold at the hand-over (a taskgroup, dependences, a full deque, priorities among
+//           the siblings), the record is mere memory and the task goes the general way below.
+//   header  every other task: an allocation with a Header (detach, the undeferred task's frame)
+//           before the Tail. Handing it over is GOMP_task with a 16-byte argument block naming
+//           the descriptor: the task is then an ordinary GOMP task — counted, stolen, ordered by
+//           its dependences, queued by priority, discarded when its taskgroup is cancelled —
+//           whose body calls the compiler's routine and frees the descriptor.
 //
 // Untied tasks. clang splits an untied task's body into parts at its task scheduling points: a part
 // sets part_id, hands the same descriptor back to __kmpc_omp_task and returns. A descriptor handed
@@ -20,7 +29,8 @@
 // __kmpc_omp_task_complete_if0 returns (libomp 16 aborts on that case).
 //
 // Undeferred tasks (if(0)): the compiler calls the routine itself between begin_if0 and
-// complete_if0; the task's context is task.cpp's included frame, kept in the header.
+// complete_if0; the task's context is task.cpp's included frame, kept in the header (a fast
+// descriptor's frame is a block of its own, named by the Tail, for that time).
 //
 // Detach. __kmpc_task_allow_completion_event hands out the header's address plus one (an odd
 // value: GOMP's handles are records, even) before the task is handed over; the GOMP event exists
@@ -56,45 +66,26 @@ void GOMP_taskyield(void);
 namespace plait::omp {
 namespace {
 
-using kmp_routine_entry_t = kmp_int32 (*)(kmp_int32, void*);
+using Tail = KmpTail;
 
-struct kmp_task_t {
-  void* shareds;
-  kmp_routine_entry_t routine;
-  kmp_int32 part_id;
-  union {
-    kmp_int32 priority;
-    kmp_routine_entry_t destructors;
-  } data1;
-  union {
-    kmp_int32 priority;
-    kmp_routine_entry_t destructors;
-  } data2;
-};
-static_assert(sizeof(kmp_task_t) == 40);
-
-// kmp_tasking_flags_t's compiler bits.
-inline constexpr kmp_int32 kf_tied = 0x1, kf_final = 0x2, kf_destructors = 0x8, kf_priority = 0x20,
-                           kf_detachable = 0x40;
-
+// The allocation of a descriptor that is not in a task.cpp record: what the rare cases need.
 struct alignas(64) Header {
   std::size_t bytes;        // the whole allocation, header included
-  std::size_t shareds_off;  // from the allocation's start (0: no shareds block)
   detail::Pool* home;       // whose allocator made it (null: malloc)
-  kmp_int32 flags;
-  bool running;             // the body runs (a descriptor handed back now is an untied task's next part)
-  bool resubmit;            // an untied part handed the descriptor back
   std::atomic<int> refs;    // a detachable task: 2 (its body, its event); unused otherwise
   void* gomp_event;         // a handed-over detachable task's GOMP event
   detail::CountLatch unfulfilled;  // an undeferred detachable task: 1 until its event is fulfilled
   IncludedFrame frame;      // an undeferred task's context
 };
 static_assert(sizeof(Header) % 64 == 0);
+inline constexpr std::size_t header_task_off = sizeof(Header) + 64;  // the Tail in the last 32 bytes before it
 
-Header* header_of(kmp_task_t* task) { return reinterpret_cast<Header*>(task) - 1; }
-kmp_task_t* task_of(Header* h) { return reinterpret_cast<kmp_task_t*>(h + 1); }
+Tail* tail_of(kmp_task_t* task) { return reinterpret_cast<Tail*>(task) - 1; }
+Header* header_of(kmp_task_t* task) { return static_cast<Header*>(tail_of(task)->ext); }
 
-Header* allocate(std::size_t bytes) {
+// A descriptor of `task_bytes` (the shareds block at shareds_off) after a Header, for flags.
+kmp_task_t* make_header_descriptor(kmp_int32 flags, std::size_t task_bytes, std::size_t shareds_off) {
+  const std::size_t bytes = header_task_off + task_bytes;
   detail::Worker* const w = detail::current_worker();
   void* p;
   detail::Pool* home = nullptr;
@@ -105,48 +96,66 @@ Header* allocate(std::size_t bytes) {
     p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (p == nullptr) fatal("out of memory for a task of %zu bytes", bytes);
   }
-  auto* h = new (p) Header;  // (default-initialised: the caller sets every field it reads)
+  auto* h = new (p) Header;  // (default-initialised: every field read is set below or where it is used)
   h->home = home;
-  return h;
-}
-
-void deallocate(Header* h) {
-  if (h->home != nullptr) detail::pool_free_bytes(h->home, h, h->bytes, 64);
-  else std::free(h);
+  h->bytes = bytes;
+  h->gomp_event = nullptr;
+  h->refs.store((flags & kf_detachable) != 0 ? 2 : 0, std::memory_order_relaxed);
+  if ((flags & kf_detachable) != 0) h->unfulfilled.reset(1);
+  auto* task = reinterpret_cast<kmp_task_t*>(static_cast<char*>(p) + header_task_off);
+  Tail* tl = tail_of(task);
+  tl->task = task;
+  tl->ext = h;
+  tl->flags = flags;
+  tl->task_bytes = static_cast<std::uint32_t>(task_bytes);
+  tl->shareds_off = static_cast<std::uint32_t>(shareds_off);
+  tl->fast = false;
+  tl->running = false;
+  tl->resubmit = false;
+  task->shareds = shareds_off != 0 ? reinterpret_cast<unsigned char*>(task) + shareds_off : nullptr;
+  return task;
 }
 
 void release(Header* h) {
   // Only a detachable task has a second reference (its event); the others free at once.
   // acq_rel: the last of the body's end and the event's fulfil frees; each sees the other's writes.
-  if ((h->flags & kf_detachable) == 0 || h->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) deallocate(h);
+  if (h->refs.load(std::memory_order_relaxed) != 0 && h->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (h->home != nullptr) detail::pool_free_bytes(h->home, h, h->bytes, 64);
+  else std::free(h);
 }
 
 // The routine, and the parts an untied task hands back meanwhile.
-void run_parts(Header* h, kmp_task_t* task) {
-  h->running = true;
+PLAIT_INLINE void run_parts(Tail* tl, kmp_task_t* task) {
+  tl->running = true;
   const kmp_int32 gtid = global_tid();
   do {
-    h->resubmit = false;
+    tl->resubmit = false;
     task->routine(gtid, task);
-  } while (h->resubmit);
-  h->running = false;
+  } while (PLAIT_UNLIKELY(tl->resubmit));
+  tl->running = false;
 }
 
-void end_task(Header* h, kmp_task_t* task) {
-  if ((h->flags & kf_destructors) != 0 && task->data1.destructors != nullptr) task->data1.destructors(global_tid(), task);
-  release(h);
+// The destructors of a task whose body has ended (or of a taskloop's pattern), then its memory
+// unless task.cpp's record of the task holds it (`ran_as_record`: that record ends with its body).
+void end_task(Tail* tl, kmp_task_t* task, bool ran_as_record) {
+  if (PLAIT_UNLIKELY((tl->flags & kf_destructors) != 0) && task->data1.destructors != nullptr)
+    task->data1.destructors(global_tid(), task);
+  if (!tl->fast) release(static_cast<Header*>(tl->ext));
+  else if (!ran_as_record) kmp_record_discard(task);
 }
+
 
 struct Arg {
   void* event;  // GOMP's event handle of a detachable task goes here (task.cpp writes the first word)
   kmp_task_t* task;
 };
 
+// The routine of a descriptor handed over as an argument block of another task.cpp record.
 void body(void* a) {
   kmp_task_t* task = static_cast<Arg*>(a)->task;
-  Header* h = header_of(task);
-  run_parts(h, task);
-  end_task(h, task);
+  Tail* tl = tail_of(task);
+  run_parts(tl, task);
+  end_task(tl, task, false);
 }
 
 // clang's dependence array into GOMP's second format (task.cpp, collect_deps).
@@ -202,21 +211,27 @@ class GompDeps {
   std::vector<void*> pairs_;
 };
 
-void hand_over(kmp_task_t* task, void** depend, bool if_clause) {
-  Header* h = header_of(task);
+// The general way: GOMP_task with an argument block naming the descriptor (see the top).
+void hand_over_general(kmp_task_t* task, void** depend, bool if_clause) {
+  const kmp_int32 flags = tail_of(task)->flags;
   unsigned gflags = 0;
   int priority = 0;
-  if ((h->flags & kf_tied) == 0) gflags |= task_untied;
-  if ((h->flags & kf_final) != 0) gflags |= task_final;
-  if ((h->flags & kf_priority) != 0) {
+  if ((flags & kf_tied) == 0) gflags |= task_untied;
+  if ((flags & kf_final) != 0) gflags |= task_final;
+  if ((flags & kf_priority) != 0) {
     gflags |= task_priority;
     priority = task->data2.priority;
   }
-  if ((h->flags & kf_detachable) != 0) gflags |= task_detach;
+  if ((flags & kf_detachable) != 0) gflags |= task_detach;
   if (depend != nullptr) gflags |= task_depend;
   Arg arg{nullptr, task};
   GOMP_task(&body, &arg, nullptr, sizeof arg, alignof(Arg), if_clause, gflags, depend, priority,
-            (h->flags & kf_detachable) != 0 ? &h->gomp_event : nullptr);
+            (flags & kf_detachable) != 0 ? &header_of(task)->gomp_event : nullptr);
+}
+
+void hand_over(kmp_task_t* task, void** depend, bool if_clause) {
+  if (tail_of(task)->fast && depend == nullptr && if_clause && PLAIT_LIKELY(kmp_record_submit(task))) return;
+  hand_over_general(task, depend, if_clause);
 }
 
 // ---- task reductions ----
@@ -350,6 +365,38 @@ void* const red_busy = reinterpret_cast<void*>(1);
 
 }  // namespace
 
+kmp_int32 kmp_task_submit_general(void* new_task) noexcept {
+  auto* task = static_cast<kmp_task_t*>(new_task);
+  Tail* tl = tail_of(task);
+  if (tl->running) {  // an untied task's next part (see the top of the file)
+    tl->resubmit = true;
+    return 0;
+  }
+  hand_over_general(task, nullptr, true);
+  return 0;
+}
+
+// A fast descriptor's routine, run as its own task.cpp record (which ends after it).
+void kmp_body_fast(void* a) {
+  kmp_task_t* task;
+  std::memcpy(&task, a, sizeof task);
+  Tail* tl = tail_of(task);
+  run_parts(tl, task);
+  end_task(tl, task, true);
+}
+
+void* kmp_task_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) {
+  if (sizeof_task < sizeof(kmp_task_t))
+    fatal("__kmpc_omp_task_alloc: a task descriptor of %zu bytes (at least %zu)", sizeof_task, sizeof(kmp_task_t));
+  const std::size_t shareds_off = (sizeof_task + 7) / 8 * 8;
+  kmp_task_t* task = make_header_descriptor(flags, shareds_off + sizeof_shareds, sizeof_shareds != 0 ? shareds_off : 0);
+  task->routine = reinterpret_cast<kmp_routine_entry_t>(routine);
+  task->part_id = 0;
+  task->data1.destructors = nullptr;
+  task->data2.destructors = nullptr;
+  return task;
+}
+
 void* libomp_event_fulfilled(void* handle) noexcept {
   auto* h = reinterpret_cast<Header*>(reinterpret_cast<std::uintptr_t>(handle) & ~std::uintptr_t{1});
   void* ev = h->gomp_event;
@@ -421,29 +468,7 @@ extern "C" {
 void* __kmpc_omp_task_alloc(ident_t*, kmp_int32, kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                             void* routine) {
   note_abi(abi_kmp);
-  if (sizeof_task < sizeof(kmp_task_t))
-    fatal("__kmpc_omp_task_alloc: a task descriptor of %zu bytes (at least %zu)", sizeof_task, sizeof(kmp_task_t));
-  const std::size_t task_off = sizeof(Header);
-  const std::size_t shareds_off = (task_off + sizeof_task + 7) / 8 * 8;
-  const std::size_t bytes = shareds_off + sizeof_shareds;
-  Header* h = allocate(bytes);
-  h->bytes = bytes;
-  h->shareds_off = sizeof_shareds != 0 ? shareds_off : 0;
-  h->flags = flags;
-  h->running = false;
-  h->resubmit = false;
-  h->gomp_event = nullptr;
-  if ((flags & kf_detachable) != 0) {
-    h->refs.store(2, std::memory_order_relaxed);
-    h->unfulfilled.reset(1);
-  }
-  kmp_task_t* task = task_of(h);
-  task->shareds = sizeof_shareds != 0 ? reinterpret_cast<unsigned char*>(h) + shareds_off : nullptr;
-  task->routine = reinterpret_cast<kmp_routine_entry_t>(routine);
-  task->part_id = 0;
-  task->data1.destructors = nullptr;
-  task->data2.destructors = nullptr;
-  return task;
+  return kmp_task_alloc_fast(flags, sizeof_task, sizeof_shareds, routine);  // (or kmp_task_alloc_general)
 }
 
 // target nowait on the host (the only device): a task running the region.
@@ -453,20 +478,13 @@ void* __kmpc_omp_target_task_alloc(ident_t* loc, kmp_int32 gtid, kmp_int32 flags
 }
 
 kmp_int32 __kmpc_omp_task(ident_t*, kmp_int32, void* new_task) {
-  auto* task = static_cast<kmp_task_t*>(new_task);
-  Header* h = header_of(task);
-  if (h->running) {  // an untied task's next part (see the top of the file)
-    h->resubmit = true;
-    return 0;
-  }
-  hand_over(task, nullptr, true);
-  return 0;
+  return kmp_task_submit(new_task);  // (or kmp_task_submit_general)
 }
 
 kmp_int32 __kmpc_omp_task_with_deps(ident_t* loc, kmp_int32 gtid, void* new_task, kmp_int32 ndeps,
                                     kmp_depend_info* deps, kmp_int32 ndeps_noalias, kmp_depend_info* noalias) {
   auto* task = static_cast<kmp_task_t*>(new_task);
-  if (header_of(task)->running) return __kmpc_omp_task(loc, gtid, new_task);
+  if (tail_of(task)->running) return __kmpc_omp_task(loc, gtid, new_task);
   GompDeps d(ndeps, deps, ndeps_noalias, noalias, "__kmpc_omp_task_with_deps");
   hand_over(task, d.empty() ? nullptr : d.array(), true);
   return 0;
@@ -490,22 +508,39 @@ void __kmpc_omp_taskwait_deps_51(ident_t* loc, kmp_int32 gtid, kmp_int32 ndeps, 
 
 void __kmpc_omp_task_begin_if0(ident_t*, kmp_int32, void* t) {
   auto* task = static_cast<kmp_task_t*>(t);
-  Header* h = header_of(task);
-  included_begin(h->frame, (h->flags & kf_final) != 0);
-  h->running = true;
+  Tail* tl = tail_of(task);
+  IncludedFrame* frame;
+  if (tl->fast) {  // a frame of its own (a fast descriptor's record has no room for one)
+    void* p = detail::pool_alloc_bytes(kmp_record_pool(task), sizeof(IncludedFrame), alignof(IncludedFrame));
+    frame = ::new (p) IncludedFrame;
+    tl->ext = frame;
+  } else {
+    frame = &header_of(task)->frame;
+  }
+  included_begin(*frame, (tl->flags & kf_final) != 0);
+  tl->running = true;
 }
 
 void __kmpc_omp_task_complete_if0(ident_t*, kmp_int32, void* t) {
   auto* task = static_cast<kmp_task_t*>(t);
-  Header* h = header_of(task);
+  Tail* tl = tail_of(task);
   const kmp_int32 gtid = global_tid();
-  while (h->resubmit) {  // the parts an untied task handed back
-    h->resubmit = false;
+  while (tl->resubmit) {  // the parts an untied task handed back
+    tl->resubmit = false;
     task->routine(gtid, task);
   }
-  h->running = false;
+  tl->running = false;
+  if (tl->fast) {
+    auto* frame = static_cast<IncludedFrame*>(tl->ext);
+    detail::Pool* const home = kmp_record_pool(task);
+    included_end(*frame);
+    detail::pool_free_bytes(home, frame, sizeof(IncludedFrame), alignof(IncludedFrame));
+    end_task(tl, task, false);
+    return;
+  }
+  Header* h = header_of(task);
   included_end(h->frame);
-  if ((h->flags & kf_detachable) != 0) {
+  if ((tl->flags & kf_detachable) != 0) {
     // Complete once its event is fulfilled; the creator waits (running tasks: the fulfil may be
     // one of them).
     h->refs.fetch_sub(1, std::memory_order_relaxed);  // (the event's reference: it is not handed over)
@@ -516,7 +551,7 @@ void __kmpc_omp_task_complete_if0(ident_t*, kmp_int32, void* t) {
     else
       detail::run_until(nullptr, detail::latch_ref{nullptr, &h->unfulfilled}, detail::BlockWait{});
   }
-  end_task(h, task);
+  end_task(tl, task, false);
 }
 
 kmp_int32 __kmpc_omp_taskwait(ident_t*, kmp_int32) {
@@ -529,9 +564,9 @@ kmp_int32 __kmpc_omp_taskyield(ident_t*, kmp_int32, int) {
 }
 
 void* __kmpc_task_allow_completion_event(ident_t*, kmp_int32, void* t) {
-  Header* h = header_of(static_cast<kmp_task_t*>(t));
-  if ((h->flags & kf_detachable) == 0) fatal("__kmpc_task_allow_completion_event: a task made without detach");
-  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(h) | 1);
+  auto* task = static_cast<kmp_task_t*>(t);
+  if ((tail_of(task)->flags & kf_detachable) == 0) fatal("__kmpc_task_allow_completion_event: a task made without detach");
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(header_of(task)) | 1);
 }
 
 void __kmpc_taskgroup(ident_t*, int) { GOMP_taskgroup_start(); }
@@ -550,7 +585,7 @@ void __kmpc_end_taskgroup(ident_t*, int) {
 static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64* ub, kmp_int64 st, kmp_int32 nogroup,
                      kmp_int32 sched, kmp_uint64 grainsize, kmp_int32 modifier, void* task_dup) {
   auto* task = static_cast<kmp_task_t*>(pattern);
-  Header* h = header_of(task);
+  Tail* const tl = tail_of(task);
   const std::size_t lb_off = reinterpret_cast<unsigned char*>(lb) - reinterpret_cast<unsigned char*>(task);
   const std::size_t ub_off = reinterpret_cast<unsigned char*>(ub) - reinterpret_cast<unsigned char*>(task);
   const auto lower = static_cast<kmp_int64>(*lb), upper = static_cast<kmp_int64>(*ub);
@@ -586,20 +621,11 @@ static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64
   for (std::uint64_t k = 0; k < ntasks; ++k) {
     std::uint64_t hi = lo + q + (k < rem ? 1 : 0);
     if (strict != 0) hi = lo + strict < n ? lo + strict : n;
-    Header* c = allocate(h->bytes);
-    c->bytes = h->bytes;
-    c->shareds_off = h->shareds_off;
-    c->flags = h->flags;
-    c->running = false;
-    c->resubmit = false;
-    c->gomp_event = nullptr;
-    if ((c->flags & kf_detachable) != 0) {
-      c->refs.store(2, std::memory_order_relaxed);
-      c->unfulfilled.reset(1);
-    }
-    kmp_task_t* ct = task_of(c);
-    std::memcpy(static_cast<void*>(ct), task, h->bytes - sizeof(Header));
-    if (h->shareds_off != 0) ct->shareds = reinterpret_cast<unsigned char*>(c) + h->shareds_off;
+    // (a chunk's descriptor is never a fast one: taskloop's tasks are few and the pattern's
+    // size may exceed a record's room)
+    kmp_task_t* ct = make_header_descriptor(tl->flags, tl->task_bytes, tl->shareds_off);
+    std::memcpy(static_cast<void*>(ct), task, tl->task_bytes);
+    ct->shareds = tl->shareds_off != 0 ? reinterpret_cast<unsigned char*>(ct) + tl->shareds_off : nullptr;
     const kmp_uint64 first = static_cast<kmp_uint64>(lower + static_cast<kmp_int64>(lo) * st);
     const kmp_uint64 last = static_cast<kmp_uint64>(lower + static_cast<kmp_int64>(hi - 1) * st);
     std::memcpy(reinterpret_cast<unsigned char*>(ct) + lb_off, &first, sizeof first);
@@ -608,7 +634,7 @@ static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64
     hand_over(ct, nullptr, if_val != 0);
     lo = hi;
   }
-  end_task(h, task);  // the pattern: its destructors (the copies have their own), its memory
+  end_task(tl, task, false);  // the pattern: its destructors (the copies have their own), its memory
   if (nogroup == 0) GOMP_taskgroup_end();
 }
 

@@ -99,13 +99,11 @@ std::atomic<unsigned> abi_seen{0};
 namespace {
 // relaxed: a counter handing out distinct numbers; nothing is published with it.
 std::atomic<kmp_int32> next_gtid{0};
-thread_local kmp_int32 tl_gtid = -1;
 }  // namespace
 
-kmp_int32 global_tid() noexcept {
-  kmp_int32 g = tl_gtid;
-  if (PLAIT_UNLIKELY(g < 0)) g = tl_gtid = next_gtid.fetch_add(1, std::memory_order_relaxed);
-  return g;
+kmp_int32 assign_global_tid() noexcept {
+  if (tls.gtid < 0) tls.gtid = next_gtid.fetch_add(1, std::memory_order_relaxed);
+  return tls.gtid;
 }
 
 kmp_int32 known_threads() noexcept { return next_gtid.load(std::memory_order_relaxed); }
