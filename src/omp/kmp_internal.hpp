@@ -83,7 +83,7 @@ struct KmpTail {
   kmp_int32 flags;           // the compiler's kmp_tasking_flags_t
   std::uint32_t task_bytes;  // from the descriptor's start to the end of the shareds block
   std::uint32_t shareds_off; // from the descriptor's start (0: no shareds block)
-  bool fast;                 // in a task.cpp record (kmp_record_make), else after a Header
+  bool fast;                 // in a task.cpp record (descriptor_alloc_fast), else after a Header
   bool running;              // the body runs (a descriptor handed back now is an untied task's next part)
   bool resubmit;             // an untied part handed the descriptor back
 };
@@ -93,17 +93,17 @@ static_assert(sizeof(KmpTail) == 32);
 // destructors, nothing else.
 inline constexpr kmp_int32 kf_fast = kf_tied | kf_destructors;
 
-// __kmpc_omp_task_alloc: kmp_task_alloc_fast (task.cpp) makes a fast descriptor in a task record
-// when it can and otherwise tail-calls kmp_task_alloc_general (kmp_task.cpp), so that neither
-// the entry point nor the fast way saves a register. kmp_body_fast: a fast descriptor's record's
+// __kmpc_omp_task_alloc: descriptor_alloc_fast (task.cpp) makes a fast descriptor in a task record
+// when it can and otherwise tail-calls descriptor_alloc_general (kmp_task.cpp), so that neither
+// the entry point nor the fast way saves a register. fast_descriptor_body: a fast descriptor's record's
 // routine (kmp_task.cpp).
-void* kmp_task_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) noexcept;
-void* kmp_task_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine);
-void kmp_body_fast(void* arg);
-// __kmpc_omp_task: kmp_task_submit (task.cpp) pushes a fast descriptor's record as GOMP_task's
-// fast path does, and otherwise tail-calls kmp_task_submit_general (kmp_task.cpp: an untied
+void* descriptor_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) noexcept;
+void* descriptor_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine);
+void fast_descriptor_body(void* arg);
+// __kmpc_omp_task: descriptor_submit (task.cpp) pushes a fast descriptor's record as GOMP_task's
+// fast path does, and otherwise tail-calls descriptor_submit_general (kmp_task.cpp: an untied
 // task's next part, a descriptor after a Header, a fast one the fast path refused).
-kmp_int32 kmp_task_submit(void* task) noexcept;
-kmp_int32 kmp_task_submit_general(void* task) noexcept;
+kmp_int32 descriptor_submit(void* task) noexcept;
+kmp_int32 descriptor_submit_general(void* task) noexcept;
 
 }  // namespace plait::omp

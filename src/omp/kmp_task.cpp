@@ -10,8 +10,8 @@
 //
 //   fast    a task that is tied or untied (destructors allowed) and nothing else, made on a worker
 //           of a team, whose descriptor fits: the descriptor is the argument block of a task.cpp
-//           record made at once (kmp_record_make). Handing it over counts and pushes that record
-//           as GOMP_task's fast path does (kmp_record_submit); its body runs the routine, and the
+//           record made at once (descriptor_alloc_fast). Handing it over counts and pushes that record
+//           as GOMP_task's fast path does (descriptor_record_submit); its body runs the routine, and the
 //           record ends with it: one allocation, nothing copied. When the fast path's conditions
 //           do not hold at the hand-over (a taskgroup, dependences, a full deque, priorities among
 //           the siblings), the record is mere memory and the task goes the general way below.
@@ -141,7 +141,7 @@ void end_task(Tail* tl, kmp_task_t* task, bool ran_as_record) {
   if (PLAIT_UNLIKELY((tl->flags & kf_destructors) != 0) && task->data1.destructors != nullptr)
     task->data1.destructors(global_tid(), task);
   if (!tl->fast) release(static_cast<Header*>(tl->ext));
-  else if (!ran_as_record) kmp_record_discard(task);
+  else if (!ran_as_record) descriptor_record_discard(task);
 }
 
 
@@ -230,7 +230,7 @@ void hand_over_general(kmp_task_t* task, void** depend, bool if_clause) {
 }
 
 void hand_over(kmp_task_t* task, void** depend, bool if_clause) {
-  if (tail_of(task)->fast && depend == nullptr && if_clause && PLAIT_LIKELY(kmp_record_submit(task))) return;
+  if (tail_of(task)->fast && depend == nullptr && if_clause && PLAIT_LIKELY(descriptor_record_submit(task))) return;
   hand_over_general(task, depend, if_clause);
 }
 
@@ -365,7 +365,7 @@ void* const red_busy = reinterpret_cast<void*>(1);
 
 }  // namespace
 
-kmp_int32 kmp_task_submit_general(void* new_task) noexcept {
+kmp_int32 descriptor_submit_general(void* new_task) noexcept {
   auto* task = static_cast<kmp_task_t*>(new_task);
   Tail* tl = tail_of(task);
   if (tl->running) {  // an untied task's next part (see the top of the file)
@@ -377,7 +377,7 @@ kmp_int32 kmp_task_submit_general(void* new_task) noexcept {
 }
 
 // A fast descriptor's routine, run as its own task.cpp record (which ends after it).
-void kmp_body_fast(void* a) {
+void fast_descriptor_body(void* a) {
   kmp_task_t* task;
   std::memcpy(&task, a, sizeof task);
   Tail* tl = tail_of(task);
@@ -385,7 +385,7 @@ void kmp_body_fast(void* a) {
   end_task(tl, task, true);
 }
 
-void* kmp_task_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) {
+void* descriptor_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) {
   if (sizeof_task < sizeof(kmp_task_t))
     fatal("__kmpc_omp_task_alloc: a task descriptor of %zu bytes (at least %zu)", sizeof_task, sizeof(kmp_task_t));
   const std::size_t shareds_off = (sizeof_task + 7) / 8 * 8;
@@ -468,7 +468,7 @@ extern "C" {
 void* __kmpc_omp_task_alloc(ident_t*, kmp_int32, kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                             void* routine) {
   note_abi(abi_kmp);
-  return kmp_task_alloc_fast(flags, sizeof_task, sizeof_shareds, routine);  // (or kmp_task_alloc_general)
+  return descriptor_alloc_fast(flags, sizeof_task, sizeof_shareds, routine);  // (or descriptor_alloc_general)
 }
 
 // target nowait on the host (the only device): a task running the region.
@@ -478,7 +478,7 @@ void* __kmpc_omp_target_task_alloc(ident_t* loc, kmp_int32 gtid, kmp_int32 flags
 }
 
 kmp_int32 __kmpc_omp_task(ident_t*, kmp_int32, void* new_task) {
-  return kmp_task_submit(new_task);  // (or kmp_task_submit_general)
+  return descriptor_submit(new_task);  // (or descriptor_submit_general)
 }
 
 kmp_int32 __kmpc_omp_task_with_deps(ident_t* loc, kmp_int32 gtid, void* new_task, kmp_int32 ndeps,
@@ -511,7 +511,7 @@ void __kmpc_omp_task_begin_if0(ident_t*, kmp_int32, void* t) {
   Tail* tl = tail_of(task);
   IncludedFrame* frame;
   if (tl->fast) {  // a frame of its own (a fast descriptor's record has no room for one)
-    void* p = detail::pool_alloc_bytes(kmp_record_pool(task), sizeof(IncludedFrame), alignof(IncludedFrame));
+    void* p = detail::pool_alloc_bytes(descriptor_record_pool(task), sizeof(IncludedFrame), alignof(IncludedFrame));
     frame = ::new (p) IncludedFrame;
     tl->ext = frame;
   } else {
@@ -532,7 +532,7 @@ void __kmpc_omp_task_complete_if0(ident_t*, kmp_int32, void* t) {
   tl->running = false;
   if (tl->fast) {
     auto* frame = static_cast<IncludedFrame*>(tl->ext);
-    detail::Pool* const home = kmp_record_pool(task);
+    detail::Pool* const home = descriptor_record_pool(task);
     included_end(*frame);
     detail::pool_free_bytes(home, frame, sizeof(IncludedFrame), alignof(IncludedFrame));
     end_task(tl, task, false);

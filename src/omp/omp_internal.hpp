@@ -524,13 +524,13 @@ struct IncludedFrame {
 void included_begin(IncludedFrame& frame, bool final) noexcept;
 void included_end(IncludedFrame& frame) noexcept;
 // task.cpp, for kmp_task.cpp: a task descriptor of libomp's ABI inside a common task record
-// (see there; kmp_task_alloc_fast in kmp_internal.hpp makes one). kmp_record_submit: counts and
+// (see there; descriptor_alloc_fast in kmp_internal.hpp makes one). descriptor_record_submit: counts and
 // pushes it as GOMP_task's fast path does, or false when that path's conditions do not hold (the
-// record is then memory only). kmp_record_discard: gives back the memory of a record never
+// record is then memory only). descriptor_record_discard: gives back the memory of a record never
 // submitted, from any thread of its team's pool, or any other (the pool's depot).
-bool kmp_record_submit(void* task) noexcept;
-void kmp_record_discard(void* task) noexcept;
-detail::Pool* kmp_record_pool(void* task) noexcept;  // whose allocator made the record
+bool descriptor_record_submit(void* task) noexcept;
+void descriptor_record_discard(void* task) noexcept;
+detail::Pool* descriptor_record_pool(void* task) noexcept;  // whose allocator made the record
 // kmp_task.cpp: the GOMP event behind an event handle of libomp's ABI (an odd value: see there),
 // once the handle is fulfilled.
 void* libomp_event_fulfilled(void* handle) noexcept;

@@ -807,36 +807,36 @@ void give_back_ready_records(detail::Worker* w) noexcept {
 // ---- libomp's ABI: a descriptor in a common record (kmp_task.cpp) ----
 //
 // clang's code asks for a task's memory (__kmpc_omp_task_alloc) before it hands the task over. A
-// task that may take GOMP_task's fast path gets a common record at once (kmp_task_alloc_fast),
+// task that may take GOMP_task's fast path gets a common record at once (descriptor_alloc_fast),
 // whose argument block holds the compiler's descriptor: the block's first word points at the
-// descriptor, which starts at kmp_task_off (64-byte aligned, as libomp's; the 32 bytes before it
+// descriptor, which starts at descriptor_off (64-byte aligned, as libomp's; the 32 bytes before it
 // are kmp_task.cpp's KmpTail). The record is counted and pushed only when the task is handed
-// over, if the fast path's conditions still hold (kmp_record_submit); otherwise the record stays
-// mere memory (kmp_record_discard gives it back). The allocation is here, beside the record it
+// over, if the fast path's conditions still hold (descriptor_record_submit); otherwise the record stays
+// mere memory (descriptor_record_discard gives it back). The allocation is here, beside the record it
 // makes, so that it inlines the record's making and saves no register (its other ways are a tail
-// call of kmp_task.cpp's kmp_task_alloc_general).
+// call of kmp_task.cpp's descriptor_alloc_general).
 namespace {
 // The 32 bytes before the descriptor lie past the record; their first word is the argument
 // block's when they start right after the record (release builds: 96 + 32 = 128), else the
 // block's word comes before them (both multiples of 8).
-inline constexpr std::size_t kmp_task_off = (sizeof(TaskRec) + 32 + 63) / 64 * 64;
-static_assert(kmp_task_off - 32 >= sizeof(TaskRec) && kmp_task_off + 64 <= common_bytes);
-PLAIT_INLINE TaskRec* kmp_record_of(void* task) noexcept {
-  return reinterpret_cast<TaskRec*>(static_cast<char*>(task) - kmp_task_off);
+inline constexpr std::size_t descriptor_off = (sizeof(TaskRec) + 32 + 63) / 64 * 64;
+static_assert(descriptor_off - 32 >= sizeof(TaskRec) && descriptor_off + 64 <= common_bytes);
+PLAIT_INLINE TaskRec* descriptor_record_of(void* task) noexcept {
+  return reinterpret_cast<TaskRec*>(static_cast<char*>(task) - descriptor_off);
 }
 }  // namespace
 
 namespace {
-// A new record's task fields and its descriptor's, for kmp_task_alloc_fast (which checked the size).
-PLAIT_INLINE void* kmp_fill(TaskRec* r, const Thread& t, kmp_int32 flags, std::size_t sizeof_task,
+// A new record's task fields and its descriptor's, for descriptor_alloc_fast (which checked the size).
+PLAIT_INLINE void* fill_fast_descriptor(TaskRec* r, const Thread& t, kmp_int32 flags, std::size_t sizeof_task,
                             std::size_t sizeof_shareds, void* routine) noexcept {
   const std::size_t shareds_off = (sizeof_task + 7) / 8 * 8;
-  r->fn = &kmp_body_fast;
+  r->fn = &fast_descriptor_body;
   r->team = t.team;
 #ifndef NDEBUG
   r->started = false;
 #endif
-  auto* const task = reinterpret_cast<kmp_task_t*>(reinterpret_cast<char*>(r) + kmp_task_off);
+  auto* const task = reinterpret_cast<kmp_task_t*>(reinterpret_cast<char*>(r) + descriptor_off);
   std::memcpy(static_cast<void*>(r + 1), &task, sizeof task);  // (the argument block: see above)
   KmpTail* const tl = reinterpret_cast<KmpTail*>(task) - 1;
   tl->task = task;
@@ -855,10 +855,10 @@ PLAIT_INLINE void* kmp_fill(TaskRec* r, const Thread& t, kmp_int32 flags, std::s
   return task;
 }
 
-// kmp_task_alloc_fast without a ready record: one from the worker's cache of the common class
+// descriptor_alloc_fast without a ready record: one from the worker's cache of the common class
 // (refilled when empty). Out of line and reached by a tail call, so that the fast way saves
 // nothing.
-PLAIT_NOINLINE void* kmp_task_alloc_cached(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
+PLAIT_NOINLINE void* descriptor_alloc_cached(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                                            void* routine) noexcept {
   Thread& t = tls.thread;
   detail::Worker* const w = t.fast_w;
@@ -866,33 +866,33 @@ PLAIT_NOINLINE void* kmp_task_alloc_cached(kmp_int32 flags, std::size_t sizeof_t
   ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, t.task, nullptr, false);
   r->ctx.owner = &t;  // (see ReadyRecords)
   r->rare = nullptr;
-  return kmp_fill(r, t, flags, sizeof_task, sizeof_shareds, routine);
+  return fill_fast_descriptor(r, t, flags, sizeof_task, sizeof_shareds, routine);
 }
 }  // namespace
 
-void* kmp_task_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
+void* descriptor_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                           void* routine) noexcept {
   Thread& t = tls.thread;
   if (PLAIT_UNLIKELY(t.fast_w == nullptr) || PLAIT_UNLIKELY((flags & ~kf_fast) != 0) ||
       PLAIT_UNLIKELY(sizeof_task < sizeof(kmp_task_t)) ||
-      PLAIT_UNLIKELY((sizeof_task + 7) / 8 * 8 + sizeof_shareds > common_bytes - kmp_task_off))
-    return kmp_task_alloc_general(flags, sizeof_task, sizeof_shareds, routine);
+      PLAIT_UNLIKELY((sizeof_task + 7) / 8 * 8 + sizeof_shareds > common_bytes - descriptor_off))
+    return descriptor_alloc_general(flags, sizeof_task, sizeof_shareds, routine);
   PLAIT_ASSERT(t.task != nullptr && t.icv_set && t.fast_w == detail::current_worker());
   ReadyRecords& ready = tls.ready;
   auto* r = static_cast<TaskRec*>(ready.head);
-  if (PLAIT_UNLIKELY(r == nullptr)) return kmp_task_alloc_cached(flags, sizeof_task, sizeof_shareds, routine);
+  if (PLAIT_UNLIKELY(r == nullptr)) return descriptor_alloc_cached(flags, sizeof_task, sizeof_shareds, routine);
   // As make_task: a ready record's per-task fields only.
   ready.head = ready_next(r);
   PLAIT_ASSERT(holds_ready_fields(r));
   r->ctx.kids.local = 0;
   r->ctx.kids.flushed = 0;
   r->ctx.parent = t.task;
-  return kmp_fill(r, t, flags, sizeof_task, sizeof_shareds, routine);
+  return fill_fast_descriptor(r, t, flags, sizeof_task, sizeof_shareds, routine);
 }
 
 namespace {
 PLAIT_INLINE bool record_submit(void* task) noexcept {
-  TaskRec* const r = kmp_record_of(task);
+  TaskRec* const r = descriptor_record_of(task);
   Thread& t = tls.thread;
   detail::Worker* const w = t.fast_w;
   TaskCtx* const parent = t.task;
@@ -912,18 +912,18 @@ PLAIT_INLINE bool record_submit(void* task) noexcept {
 }
 }  // namespace
 
-bool kmp_record_submit(void* task) noexcept { return record_submit(task); }
+bool descriptor_record_submit(void* task) noexcept { return record_submit(task); }
 
-kmp_int32 kmp_task_submit(void* task) noexcept {
+kmp_int32 descriptor_submit(void* task) noexcept {
   const KmpTail* const tl = static_cast<const KmpTail*>(task) - 1;
   if (PLAIT_LIKELY(tl->fast) && PLAIT_LIKELY(!tl->running) && PLAIT_LIKELY(record_submit(task))) return 0;
-  return kmp_task_submit_general(task);
+  return descriptor_submit_general(task);
 }
 
-detail::Pool* kmp_record_pool(void* task) noexcept { return kmp_record_of(task)->team->pool; }
+detail::Pool* descriptor_record_pool(void* task) noexcept { return descriptor_record_of(task)->team->pool; }
 
-void kmp_record_discard(void* task) noexcept {
-  TaskRec* const r = kmp_record_of(task);
+void descriptor_record_discard(void* task) noexcept {
+  TaskRec* const r = descriptor_record_of(task);
   PLAIT_ASSERT(r->rare == nullptr && r->team != nullptr);
   free_record(r, r->team->pool);  // never counted, never run: memory only
 }
