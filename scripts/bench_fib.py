@@ -3,9 +3,11 @@
 every runtime side by side.
 
 Runs serial, plait, plait-frame (the frame-task API, plait/frame.hpp), gomp, gomp@plait (the same
-gcc-built OpenMP binary with libplait-omp preloaded), libomp and tbb at 1 and 2 threads, interleaved
+gcc-built OpenMP binary with libplait-omp preloaded), libomp, libomp@plait (the same clang-built
+OpenMP binary with libplait-omp preloaded: libomp's ABI) and tbb at 1 and 2 threads, interleaved
 and shuffled per round, and prints medians: time per task (= per spawn), overhead per spawn over the
-serial recursion ((T_runtime - T_serial) / spawns), and each runtime's 2-thread speedup over its
+serial recursion ((T_runtime - T_serial) / spawns; the clang-built binaries over clang's serial
+build), and each runtime's 2-thread speedup over its
 1-thread time. Below the table, the overhead and the speedup per round (each round's runtime against
 the same round's serial run, or its own 1-thread run) with the 95 % sign-test interval of their
 median: a target such as "overhead <= 10 ns" is met when the interval lies below it, a tie when it
@@ -25,15 +27,19 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = {
     "serial": "build/gcc-release/bin/fib-serial",
+    "serial@clang": "build/clang-release/bin/fib-serial",
     "plait": "build/gcc-release/bin/fib-plait",
     "plait-frame": "build/gcc-release/bin/fib-plait-frame",
     "gomp": "build/gcc-release/bin/fib-gomp",
     "gomp@plait": "build/gcc-release/bin/fib-gomp",
     "libomp": "build/clang-release/bin/fib-libomp",
+    "libomp@plait": "build/clang-release/bin/fib-libomp",
     "tbb": "build/gcc-release/bin/fib-tbb",
 }
-PRELOAD = {"gomp@plait": "build/gcc-release/libplait-omp.so.1"}
-PARALLEL = ("plait", "plait-frame", "gomp", "gomp@plait", "libomp", "tbb")
+PRELOAD = {"gomp@plait": "build/gcc-release/libplait-omp.so.1", "libomp@plait": "build/gcc-release/libplait-omp.so.1"}
+PARALLEL = ("plait", "plait-frame", "gomp", "gomp@plait", "libomp", "libomp@plait", "tbb")
+# The serial build each runtime's overhead is taken over: the same compiler's.
+SERIAL_OF = {"libomp": "serial@clang", "libomp@plait": "serial@clang"}
 
 
 def run(rt, threads, n):
@@ -86,11 +92,12 @@ def main():
         sys.exit(f"bench_fib: --runtimes: unknown {', '.join(bad) or '(none given)'}; accepted: {', '.join(PARALLEL)}")
     if not 10 <= a.n <= 40:
         sys.exit("bench_fib: --n must be in 10..40")
-    missing = [rt for rt in ["serial", *rts] if not os.path.exists(os.path.join(ROOT, BIN[rt]))]
+    serials = sorted({SERIAL_OF.get(rt, "serial") for rt in rts}, key=lambda x: x != "serial")
+    missing = [rt for rt in [*serials, *rts] if not os.path.exists(os.path.join(ROOT, BIN[rt]))]
     missing += [rt for rt in rts if rt in PRELOAD and not os.path.exists(os.path.join(ROOT, PRELOAD[rt]))]
     if missing:
         sys.exit(f"bench_fib: missing binaries for {', '.join(missing)}; run `make build` first")
-    configs = [("serial", 1)] + [(rt, t) for rt in rts for t in (1, 2)]
+    configs = [(s, 1) for s in serials] + [(rt, t) for rt in rts for t in (1, 2)]
     if a.oversub:
         if "plait" not in rts:
             sys.exit("bench_fib: --oversub needs plait among --runtimes")
@@ -110,13 +117,14 @@ def main():
             times[c].append(t)
             tasks = k
     med = {c: statistics.median(v) for c, v in times.items()}
-    ts = med[("serial", 1)]
     rows = []
     for rt in rts:
         t1, t2 = med[(rt, 1)], med[(rt, 2)]
+        ts = med[(SERIAL_OF.get(rt, "serial"), 1)]
         rows.append((rt, t1 * 1e3, t1 * 1e9 / tasks, (t1 - ts) * 1e9 / tasks, t2 * 1e3, t1 / t2))
-    print(f"fib({a.n}): {tasks} spawns; serial {ts * 1e3:.2f} ms ({ts * 1e9 / tasks:.2f} ns per call-pair); "
-          f"medians of {a.rounds} interleaved rounds on {os.cpu_count()} CPUs")
+    print(f"fib({a.n}): {tasks} spawns; " + ", ".join(
+          f"{s} {med[(s, 1)] * 1e3:.2f} ms ({med[(s, 1)] * 1e9 / tasks:.2f} ns per call-pair)" for s in serials) +
+          f"; medians of {a.rounds} interleaved rounds on {os.cpu_count()} CPUs")
     hdr = ("runtime", "1T ms", "ns/spawn (1T)", "overhead ns/spawn", "2T ms", "2T speedup")
     if a.markdown:
         print("| " + " | ".join(hdr) + " |")
@@ -124,11 +132,11 @@ def main():
         for r in rows:
             print(f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f}x |")
     else:
-        print("{:<12} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
+        print("{:<13} {:>9} {:>14} {:>18} {:>9} {:>11}".format(*hdr))
         for r in rows:
-            print(f"{r[0]:<12} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
-    serial = times[("serial", 1)]
+            print(f"{r[0]:<13} {r[1]:>9.2f} {r[2]:>14.2f} {r[3]:>18.2f} {r[4]:>9.2f} {r[5]:>10.2f}x")
     for rt in rts:
+        serial = times[(SERIAL_OF.get(rt, "serial"), 1)]
         over = [(t - s) * 1e9 / tasks for t, s in zip(times[(rt, 1)], serial)]
         speed = [t1 / t2 for t1, t2 in zip(times[(rt, 1)], times[(rt, 2)])]
         om, olo, ohi = sign_interval(over)

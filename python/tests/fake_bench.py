@@ -129,8 +129,8 @@ def main() -> int:
     params = {o[0]: vals.get(o[0], "") for o in opts}
     stats: dict = {}
     pre = "" if os.environ.get("FAKE_BENCH_IGNORE_PRELOAD") else os.environ.get("LD_PRELOAD", "").split(":")[0]
-    # the gomp binary on a preloaded library runs at that library's cost
-    rt_model = ("plait" if "libplait-omp" in pre else "libomp") if runtime == "gomp" and pre else runtime
+    # an OpenMP binary on a preloaded library runs at that library's cost
+    rt_model = ("plait" if "libplait-omp" in pre else "libomp") if runtime in ("gomp", "libomp") and pre else runtime
     if kernel == "fib":
         n = int(vals.get("n", 20))
         a, b = 0, 1
@@ -141,6 +141,8 @@ def main() -> int:
         pre = "" if os.environ.get("FAKE_BENCH_IGNORE_PRELOAD") else os.environ.get("LD_PRELOAD", "")
         if runtime == "gomp" and pre:  # the gomp binary on a preloaded library: that library's cost
             per = 12e-9 if "libplait-omp" in pre.split(":")[0] else 60e-9
+        elif runtime == "libomp" and "libplait-omp" in pre.split(":")[0]:  # the clang binary on libplait-omp
+            per = 9e-9
         t = calls * per / (threads ** 0.9)
         stats = {"result": a, "tasks": 0 if runtime == "serial" else calls, "steals": 3 * (threads - 1),
                  "moved_tasks": 5 * (threads - 1), "ns_per_task": t * 1e9 * threads / calls}

@@ -118,7 +118,7 @@ def _tour_files(tmp_path):
         "omp": _study(tmp_path / "tomp.toml", "tomp", """
             [[benchmark]]
             kernel = "sparselu"
-            runtimes = ["serial", "gomp", "gomp@libomp", "gomp@plait", "plait"]
+            runtimes = ["serial", "gomp", "gomp@libomp", "gomp@plait", "plait", "libomp", "libomp@plait"]
             threads = [1, 2]
             params = { size = "ci" }
             """),
@@ -213,6 +213,10 @@ def test_tour_on_fake_binaries(tour_env):
         assert f"\n## {pid}: " in index  # ... and a section
     # the fakes' models: study 003's Task-2 beats Loop and keeps the workers busier (dense trace)
     assert "| 003: " in index and "Fig 3: under Task-2" in index
+    # the OpenMP part: one verdict per compiler
+    omp_rows = [ln for ln in verdict_lines if ln.startswith("| omp: ")]
+    assert any("gcc-built" in ln for ln in omp_rows) and any("clang-built" in ln and "libomp@plait / libomp" in ln
+                                                              for ln in omp_rows), omp_rows
     row3 = next(ln for ln in verdict_lines if "Fig 3: under Task-2" in ln)
     assert "Task-2 100 %, Loop 51 %" in row3  # no main task in the fakes: every worker counts and "agrees" in row3
     for name in ("m-plait", "m-libomp", "amr-loop", "amr-task-2"):

@@ -21,8 +21,8 @@ MARKERS = {"plait": "o", "tbb": "s", "libomp": "^", "gomp": "v", "serial": "D", 
 def series_style(series: str) -> dict:
     rt = runtime_of(series)
     lib = omp_lib_of(series)
-    if lib:  # the gcc-built OpenMP binary on another library: that library's colour, gomp's marker, dash-dot
-        return {"color": COLORS.get("plait" if lib == "plait" else "libomp"), "marker": MARKERS["gomp"],
+    if lib:  # an OpenMP binary on another library: that library's colour, the binary's marker, dash-dot
+        return {"color": COLORS.get("plait" if lib == "plait" else "libomp"), "marker": MARKERS.get(rt, "o"),
                 "linestyle": "-."}
     st = {"color": COLORS.get(rt, None), "marker": MARKERS.get(rt, "o")}
     if compiler_of(series) != default_compiler(rt):  # another compiler's build: same colour, hollow marker, dashed

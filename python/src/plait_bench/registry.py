@@ -5,10 +5,11 @@ comes from the gcc tree except ``libomp``, which only the clang tree builds. A s
 runtime's clang build with ``RUNTIME@clang`` (``plait@clang``, ``tbb@clang``, ``serial@clang``), so that
 a runtime can be compared with libomp by binaries of the same compiler.
 
-The gcc-built OpenMP binaries (``gomp``) can also run on another OpenMP library, the very same binary
-with the library preloaded: ``gomp@libomp`` (LLVM's libomp, which implements the GOMP ABI) and
-``gomp@plait`` (Plait's libplait-omp from the gcc tree). Each such run must report that library as its
-``omp_library`` (docs/bench-protocol.md), or it fails.
+The OpenMP binaries can also run on another OpenMP library, the very same binary with the library
+preloaded: the gcc-built ones (``gomp``) on ``gomp@libomp`` (LLVM's libomp, which implements the GOMP
+ABI) and ``gomp@plait`` (Plait's libplait-omp from the gcc tree), the clang-built ones (``libomp``) on
+``libomp@plait`` (libplait-omp again, through libomp's ``__kmpc_*`` ABI). Each such run must report
+that library as its ``omp_library`` (docs/bench-protocol.md), or it fails.
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ DEFAULT_COMPILER = {"libomp": "clang"}
 BUILT_BY = {"gomp": ("gcc",), "libomp": ("clang",), "mpi": ("gcc",)}
 
 
-# OpenMP libraries a gcc-built gomp binary can be run on instead of libgomp ("gomp@plait").
+# OpenMP libraries an OpenMP binary can be run on instead of its own ("gomp@plait"), and which
+# binaries each takes: libomp implements the GOMP ABI, libplait-omp both ABIs.
 OMP_LIBS = ("libomp", "plait")
+OMP_LIB_RUNTIMES = {"libomp": ("gomp",), "plait": ("gomp", "libomp")}
+OMP_LIB_SERIES = tuple(f"{rt}@{lib}" for lib in OMP_LIBS for rt in OMP_LIB_RUNTIMES[lib])
 # Where LLVM's libomp is looked for (PLAIT_BENCH_LIBOMP overrides).
 ENV_LIBOMP = "PLAIT_BENCH_LIBOMP"
 LIBOMP_CANDIDATES = ("/usr/lib/llvm-16/lib/libomp.so.5", "/usr/lib/x86_64-linux-gnu/libomp.so.5")
@@ -89,13 +93,13 @@ def parse_runtime(spec: str) -> tuple[str, str]:
     rt, at, comp = spec.partition("@")
     if rt not in RUNTIMES:
         raise ValueError(f"unknown runtime '{spec}'; accepted: {', '.join(RUNTIMES)}, each optionally as RUNTIME@gcc "
-                         f"or RUNTIME@clang, and gomp@libomp, gomp@plait")
+                         f"or RUNTIME@clang, and {', '.join(OMP_LIB_SERIES)}")
     if not at:
         return rt, ""
     if comp in OMP_LIBS:
-        if rt != "gomp":
-            raise ValueError(f"'{spec}': only the gcc-built OpenMP binaries run on another OpenMP library; "
-                             f"accepted: {', '.join('gomp@' + x for x in OMP_LIBS)}")
+        if rt not in OMP_LIB_RUNTIMES[comp]:
+            raise ValueError(f"'{spec}': only the OpenMP binaries run on another OpenMP library, and each on a "
+                             f"library that speaks its ABI; accepted: {', '.join(OMP_LIB_SERIES)}")
         return rt, comp
     if comp not in COMPILERS:
         raise ValueError(f"unknown compiler '{comp}' in '{spec}'; accepted: {', '.join(COMPILERS)} "
@@ -116,10 +120,11 @@ def runtime_of(series: str) -> str:
 
 
 def compiler_of(series: str) -> str:
-    """The compiler tree of a series name (``libomp`` -> clang, ``tbb@clang[x=1]`` -> clang, ``plait`` -> gcc)."""
+    """The compiler tree of a series name (``libomp`` -> clang, ``tbb@clang[x=1]`` -> clang, ``plait`` -> gcc,
+    ``libomp@plait`` -> clang)."""
     rt, _, comp = series.split("[")[0].partition("@")
-    if comp in OMP_LIBS:  # gomp@plait: the gcc-built binary on another library
-        return "gcc"
+    if comp in OMP_LIBS:  # gomp@plait, libomp@plait: the binary's own tree, run on another library
+        return default_compiler(rt)
     return comp or default_compiler(rt)
 
 # Options every binary accepts; the study tool sets them itself, a study may not.
@@ -210,8 +215,8 @@ class BinDirs:
         return [m for m in map(self.missing_dir, trees) if m]
 
     def dir_for(self, runtime: str, compiler: str = "") -> Path:
-        if compiler in OMP_LIBS:
-            return self.gcc
+        if compiler in OMP_LIBS:  # the binary's own tree (libplait-omp itself comes from the gcc tree)
+            compiler = default_compiler(runtime)
         return self.clang if (compiler or default_compiler(runtime)) == "clang" else self.gcc
 
     def omp_preload(self, tag: str) -> tuple[Path | None, str]:

@@ -1,23 +1,28 @@
-"""The OpenMP front door's report section: the same gcc-built OpenMP binary on three runtimes.
+"""The OpenMP front door's report section: the same OpenMP binary on its own runtime and on Plait.
 
-A session with ``gomp@plait`` runs (registry.py: the gcc tree's OpenMP binary with libplait-omp
-preloaded) gets this section (docs/openmp.md, "Performance"):
+A session with ``gomp@plait`` or ``libomp@plait`` runs (registry.py: an OpenMP binary with
+libplait-omp preloaded) gets this section (docs/openmp.md, "Performance"), one part per compiler:
 
-  omp_same_binary.png   per benchmark configuration at the highest thread count: the median time of
-                        gomp@libomp, gomp@plait and native Plait over the median time of gomp (the
-                        binary on its own libgomp), whiskers = min and max run / that median.
+* gcc's binaries (``gomp``) on libgomp, on libomp (``gomp@libomp``) and on Plait (``gomp@plait``);
+* clang's binaries (``libomp``) on libomp and on Plait through libomp's ABI (``libomp@plait``).
 
-Tables: every configuration and thread count with the four medians, Plait's OpenMP library paired
-round by round against the faster of libgomp and libomp on the same binary (target: at most 1.0,
-or a tie: the 95 % interval holds 1.0) and against the native Plait build of the same kernel
-(target: within 15 %), and the targets of fib (overhead per task over the serial recursion at one
-thread, round by round, with the whole time per task beside it; 2-thread speedup) and UTS
-T3 at g = 1 (parallel efficiency at 2 threads) when the session has them. Verdicts come from the
-data: "within", "outside", or "tie" when the interval straddles the limit.
+  omp_same_binary.png        per benchmark configuration at the highest thread count: the median
+  omp_same_binary_clang.png  time of each other library and of native Plait over the median time of
+                             the binary on its own library, whiskers = min and max run / that median.
+
+Tables: every configuration and thread count with the medians, Plait's OpenMP library paired round
+by round against the faster of the other libraries on the same binary (target: at most 1.0, or a
+tie: the 95 % interval holds 1.0) and against the native Plait build of the same kernel (the same
+compiler's where the session has it; target: within 15 %), and the targets of fib (overhead per
+task over the serial recursion at one thread, round by round, with the whole time per task beside
+it; 2-thread speedup) and UTS T3 at g = 1 (parallel efficiency at 2 threads) when the session has
+them. Verdicts come from the data: "within", "outside", or "tie" when the interval straddles the
+limit.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .analysis import Cell, Dataset, Summary, _num
@@ -27,9 +32,28 @@ from .registry import omp_lib_of
 from .runner import FAILED_STATUSES
 from .suite import Paired, median_ci, paired_ratio, per_round
 
-MINE = "gomp@plait"
-PEERS = ("gomp", "gomp@libomp")
-NATIVE = "plait"
+
+
+@dataclass(frozen=True)
+class Front:
+    """One compiler's OpenMP binaries: the series of its own library first among the peers."""
+
+    compiler: str
+    peers: tuple[str, ...]   # the binary on its own library, then on the other libraries
+    mine: str                # the binary on libplait-omp
+    natives: tuple[str, ...]  # the native Plait build to compare with: the first the session has
+    figure: str
+
+    @property
+    def own(self) -> str:
+        return self.peers[0]
+
+
+GCC = Front("gcc", ("gomp", "gomp@libomp"), "gomp@plait", ("plait",), "omp_same_binary.png")
+CLANG = Front("clang", ("libomp",), "libomp@plait", ("plait@clang", "plait"), "omp_same_binary_clang.png")
+FRONTS = (GCC, CLANG)
+# (the gcc part's names, kept for the callers that know only it)
+MINE, PEERS, NATIVE = GCC.mine, GCC.peers, GCC.natives[0]
 # Targets of the front door on the same binary (docs/openmp.md)
 FIB_NS_PER_TASK = 10.0
 FIB_SPEEDUP_2 = 1.8
@@ -73,12 +97,21 @@ def _params(base: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(base.items())) or "–"
 
 
-def _cells(ds: Dataset, kernel: str, base: dict, threads: int) -> dict[str, Cell]:
+def _native(ds: Dataset, f: Front, kernel: str, base: dict) -> str:
+    """The native Plait series a part compares with: the first of f.natives the configuration has."""
+    have = set(ds.series(kernel))
+    return next((n for n in f.natives if n in have), f.natives[-1])
+
+
+def _cells(ds: Dataset, f: Front, kernel: str, base: dict, threads: int) -> dict[str, Cell]:
+    """The part's cells of one configuration and thread count; the native one under the key "native"."""
     out = {}
-    for s in (*PEERS, MINE, NATIVE):
+    for s in (*f.peers, f.mine):
         c = ds.cell(kernel, base, s, threads)
         if c is not None:
             out[s] = c
+    if (c := ds.cell(kernel, base, _native(ds, f, kernel, base), threads)) is not None:
+        out["native"] = c
     return out
 
 
@@ -101,19 +134,20 @@ def _overhead_paired(mine: Cell, serial: Cell) -> Paired | None:
     return _paired(mine, serial, lambda m, s: m - s, lambda r: _num(r.stats.get("ns_per_task")))
 
 
-def _targets(ds: Dataset) -> list[list[str]]:
+def _targets(ds: Dataset, f: Front) -> list[list[str]]:
     rows: list[list[str]] = []
     if "fib" in ds.kernels():
         for base in ds.problems("fib"):
             if base.get("cutoff", "0") not in ("0", 0):
                 continue
-            c1, c2 = ds.cell("fib", base, MINE, 1), ds.cell("fib", base, MINE, 2)
-            cs = ds.cell("fib", base, "serial", 1)
+            c1, c2 = ds.cell("fib", base, f.mine, 1), ds.cell("fib", base, f.mine, 2)
+            cs = ds.cell("fib", base, "serial" if f.compiler == "gcc" else "serial@clang", 1) or \
+                ds.cell("fib", base, "serial", 1)
             # The target: the overhead per task over the serial recursion (the serial program's
             # time per call pair taken off, round by round), as study 001 and scripts/bench_fib.py
             # count it; the whole time per task below it, a stricter reading, for reference.
             if c1 is not None and cs is not None and (p := _overhead_paired(c1, cs)) is not None:
-                peers = [f"{s} {q.median:.1f}" for s in PEERS
+                peers = [f"{s} {q.median:.1f}" for s in f.peers
                          if (c := ds.cell("fib", base, s, 1)) is not None and (q := _overhead_paired(c, cs)) is not None]
                 rows.append([f"fib {_params(base)}: overhead per task over the serial recursion at 1 thread",
                              f"≤ {FIB_NS_PER_TASK:g}",
@@ -121,7 +155,7 @@ def _targets(ds: Dataset) -> list[list[str]]:
                              (f" ({', '.join(peers)})" if peers else ""),
                              _word(p, FIB_NS_PER_TASK)])
             if c1 is not None and (ns := c1.stat("ns_per_task")) is not None:
-                peers = [f"{s} {c.stat('ns_per_task').median:.1f}" for s in PEERS
+                peers = [f"{s} {c.stat('ns_per_task').median:.1f}" for s in f.peers
                          if (c := ds.cell("fib", base, s, 1)) is not None and c.stat("ns_per_task") is not None]
                 rows.append([f"fib {_params(base)}: whole time per task at 1 thread", f"≤ {FIB_NS_PER_TASK:g}",
                              f"{ns.median:.1f} [{ns.lo:.1f}–{ns.hi:.1f}]" + (f" ({', '.join(peers)})" if peers else ""),
@@ -136,11 +170,11 @@ def _targets(ds: Dataset) -> list[list[str]]:
         for base in ds.problems("uts"):
             if base.get("tree") != "T3" or str(base.get("g", "1")) != "1":
                 continue
-            c2 = ds.cell("uts", base, MINE, 2)
+            c2 = ds.cell("uts", base, f.mine, 2)
             e = ds.efficiency(c2) if c2 is not None else None
             if e is None:
                 continue
-            peers = [f"{s} {ds.efficiency(c).median * 100:.0f} %" for s in PEERS
+            peers = [f"{s} {ds.efficiency(c).median * 100:.0f} %" for s in f.peers
                      if (c := ds.cell("uts", base, s, 2)) is not None and ds.efficiency(c) is not None]
             rows.append([f"uts {_params(base)}: parallel efficiency at 2 threads", f"≥ {UTS_EFF_2 * 100:.0f} %",
                          f"{e.median * 100:.1f} % [{e.lo * 100:.1f}–{e.hi * 100:.1f}]" +
@@ -149,71 +183,100 @@ def _targets(ds: Dataset) -> list[list[str]]:
     return rows
 
 
-def omp_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[Path]]:
-    md = ["\n## The OpenMP front door: the same binary on three runtimes\n",
-          "Each gcc-built OpenMP binary ran on libgomp (`gomp`), on LLVM's libomp preloaded (`gomp@libomp`) "
-          "and on Plait's libplait-omp preloaded (`gomp@plait`); every run reported the library it ran on "
-          "(`omp_library`). `plait` is the native Plait build of the same kernel. Paired ratios are taken round "
-          "by round (the runs of one round are interleaved) with the 95 % sign-test interval of their median; "
-          "*tie*: the interval holds the limit.\n"]
+INTRO = {
+    "gcc": "Each gcc-built OpenMP binary ran on libgomp (`gomp`), on LLVM's libomp preloaded (`gomp@libomp`) "
+           "and on Plait's libplait-omp preloaded (`gomp@plait`)",
+    "clang": "Each clang-built OpenMP binary ran on LLVM's libomp (`libomp`) and on Plait's libplait-omp "
+             "preloaded (`libomp@plait`: the same binary through libomp's `__kmpc_*` ABI)",
+}
+
+
+def _part(ds: Dataset, f: Front, out_dir: Path, caption) -> tuple[list[str], list[Path]]:
+    """One compiler's part of the section, or nothing when the session has no f.mine runs."""
     rows, bars, written = [], [], []
     n_ok = n_failed = 0
+    native_used: set[str] = set()
     for k in ds.kernels():
         for base in ds.problems(k):
-            threads = sorted({c.threads for c in ds.cells_for(k, base) if c.series in (*PEERS, MINE)})
+            threads = sorted({c.threads for c in ds.cells_for(k, base) if c.series in (*f.peers, f.mine)})
             for t in threads:
-                cs = _cells(ds, k, base, t)
-                if MINE not in cs:
+                cs = _cells(ds, f, k, base, t)
+                if f.mine not in cs:
                     continue
                 for c in cs.values():
                     n_ok += len(c.ok_runs)
                     n_failed += sum(1 for r in c.runs if r.status in FAILED_STATUSES)
-                peers = [cs[s] for s in PEERS if s in cs]
-                vs_peer = paired_ratio(cs[MINE], peers) if peers else None
-                vs_native = paired_ratio(cs[MINE], [cs[NATIVE]]) if NATIVE in cs else None
-                rows.append([k, _params(base), str(t), *(_sum(cs[s].time) if s in cs else "–" for s in (*PEERS, MINE, NATIVE)),
+                peers = [cs[s] for s in f.peers if s in cs]
+                vs_peer = paired_ratio(cs[f.mine], peers) if peers else None
+                vs_native = paired_ratio(cs[f.mine], [cs["native"]]) if "native" in cs else None
+                if "native" in cs:
+                    native_used.add(cs["native"].series)
+                rows.append([k, _params(base), str(t),
+                             *(_sum(cs[s].time) if s in cs else "–" for s in (*f.peers, f.mine, "native")),
                              _verdict(vs_peer, 1.0), _verdict(vs_native, NATIVE_LIMIT)])
-            if threads and "gomp" in (cs := _cells(ds, k, base, threads[-1])) and cs["gomp"].time is not None:
-                ref = cs["gomp"].time.median
+            if threads and f.own in (cs := _cells(ds, f, k, base, threads[-1])) and cs[f.own].time is not None:
+                ref = cs[f.own].time.median
                 bars.append((f"{k}\n{_params(base)}\nP={threads[-1]}",
-                             {s: cs[s].time for s in ("gomp@libomp", MINE, NATIVE) if s in cs and cs[s].time}, ref))
+                             {s: cs[s].time for s in (*f.peers[1:], f.mine, "native") if s in cs and cs[s].time}, ref))
     if not rows:
         return [], []
-    md.append(md_table(["kernel", "params", "P", "gomp (s)", "gomp@libomp (s)", "gomp@plait (s)", "plait native (s)",
-                        "gomp@plait / faster of gomp, gomp@libomp (≤ 1)", f"gomp@plait / plait (≤ {NATIVE_LIMIT:g})"],
+    natives = ", ".join(f"`{n}`" for n in sorted(native_used)) or "`plait`"
+    md = [f"\n### {f.compiler}'s binaries\n",
+          f"{INTRO[f.compiler]}; every run reported the library it ran on (`omp_library`). Native: {natives}, "
+          f"the native Plait build of the same kernel.\n\n"]
+    peers_txt = ", ".join(f.peers)
+    md.append(md_table(["kernel", "params", "P", *(f"{s} (s)" for s in (*f.peers, f.mine)), "plait native (s)",
+                        f"{f.mine} / faster of {peers_txt} (≤ 1)" if len(f.peers) > 1 else f"{f.mine} / {f.own} (≤ 1)",
+                        f"{f.mine} / plait (≤ {NATIVE_LIMIT:g})"],
                        rows) + "\n")
-    trows = _targets(ds)
+    trows = _targets(ds, f)
     if trows:
-        md.append("\nTargets of the same binary on Plait:\n\n" + md_table(["target", "limit", "measured", "verdict"], trows) + "\n")
+        md.append(f"\nTargets of the same {f.compiler}-built binary on Plait:\n\n" +
+                  md_table(["target", "limit", "measured", "verdict"], trows) + "\n")
     if bars:
         import matplotlib.pyplot as plt  # (after plots has chosen the Agg backend)
 
         fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(bars) + 2), 4.2))
-        width = 0.26
-        order = ("gomp@libomp", MINE, NATIVE)
+        order = (*f.peers[1:], f.mine, "native")
+        width = 0.8 / len(order)
         for j, s in enumerate(order):
             xs, ys, lo, hi = [], [], [], []
             for i, (_, sums, ref) in enumerate(bars):
                 if s in sums:
                     m = sums[s]
-                    xs.append(i + (j - 1) * width)
+                    xs.append(i + (j - (len(order) - 1) / 2) * width)
                     ys.append(m.median / ref)
                     lo.append(max(0.0, (m.median - m.lo) / ref))
                     hi.append(max(0.0, (m.hi - m.median) / ref))
-            st = series_style(s)
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=s, color=st.get("color"),
-                   hatch="//" if s != NATIVE else None, edgecolor="black", linewidth=0.4)
-        ax.axhline(1.0, color=series_style("gomp")["color"], linewidth=1, linestyle="--", label="gomp (libgomp) = 1")
+            label = "plait (native)" if s == "native" else s
+            st = series_style("plait" if s == "native" else s)
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label, color=st.get("color"),
+                   hatch="//" if s != "native" else None, edgecolor="black", linewidth=0.4)
+        ax.axhline(1.0, color=series_style(f.own)["color"], linewidth=1, linestyle="--", label=f"{f.own} = 1")
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([b[0] for b in bars], fontsize=7)
-        ax.set_ylabel("median time / gomp's median time")
-        ax.set_title("The same gcc-built OpenMP binary on libomp and on Plait, and native Plait", fontsize=10)
+        ax.set_ylabel(f"median time / {f.own}'s median time")
+        others = " and ".join(["libomp"] * (len(f.peers) > 1) + ["Plait"])
+        ax.set_title(f"The same {f.compiler}-built OpenMP binary on {others}, and native Plait", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        path = out_dir / "omp_same_binary.png"
+        path = out_dir / f.figure
         cap = (f"{caption(n_ok, n_failed)}; the highest thread count of each configuration; whiskers: fastest and "
-               f"slowest run over gomp's median")
+               f"slowest run over {f.own}'s median")
         save_captioned(fig, path, cap)
         written.append(path)
-        md.append(f"\n![same binary](omp_same_binary.png)\n\n*{cap}.*\n")
+        md.append(f"\n![same {f.compiler} binary]({f.figure})\n\n*{cap}.*\n")
     return md, written
+
+
+def omp_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[Path]]:
+    md = ["\n## The OpenMP front door: the same binary on three runtimes\n",
+          "An OpenMP program runs unchanged on Plait's libplait-omp: gcc's binaries through the GOMP ABI, "
+          "clang's through libomp's. Paired ratios are taken round by round (the runs of one round are "
+          "interleaved) with the 95 % sign-test interval of their median; *tie*: the interval holds the limit.\n"]
+    written: list[Path] = []
+    for f in FRONTS:
+        part, files = _part(ds, f, out_dir, caption)
+        md += part
+        written += files
+    return (md, written) if written or len(md) > 2 else ([], [])

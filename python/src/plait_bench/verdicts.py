@@ -433,31 +433,44 @@ def verdicts_003(d: PartData) -> list[Verdict]:
 # ---- the OpenMP front door: the same binary --------------------------------------------------------
 
 
+# (compiler, the binary on libplait-omp, its peers: the binary on its own library first)
+OMP_FRONTS = (("gcc", "gomp@plait", ("gomp", "gomp@libomp"), "libgomp and libomp"),
+              ("clang", "libomp@plait", ("libomp",), "libomp"))
+
+
 def verdicts_omp(d: PartData) -> list[Verdict]:
+    """One verdict per compiler whose binaries the session ran on libplait-omp (gcc's always: a
+    session without them says "no data")."""
     ds = d.ds
-    claim = ("the same gcc-built OpenMP binary runs at least as fast on Plait (libplait-omp preloaded) as on the "
-             "faster of libgomp and libomp")
-    parts, words = [], {}
-    for k in ds.kernels():
-        for base in ds.problems(k):
-            P = max((c.threads for c in ds.cells_for(k, base) if c.series == "gomp@plait"), default=0)
-            mine = ds.cell(k, base, "gomp@plait", P)
-            peers = [c for s in ("gomp", "gomp@libomp") if (c := ds.cell(k, base, s, P)) is not None and c.ok_runs]
-            if mine is None or not mine.ok_runs or not peers:
-                continue
-            word, r, n = compare(mine, peers)
-            if r is None:
-                continue
-            parts.append(f"{k} {r:.2f} ({word})")
-            words[k] = word
-    if not words:
-        return [Verdict("omp", claim, "no gomp@plait runs with a peer", "no data")]
-    # the claim is "at least as fast": better or a tie holds it
-    worse = [k for k, w in words.items() if w == "worse"]
-    v = "agrees" if not worse else "disagrees" if len(worse) == len(words) else "partly"
-    P = max(c.threads for c in ds.cells.values() if c.series == "gomp@plait")
-    m = f"P = {P}, gomp@plait / the faster of gomp and gomp@libomp, median of paired rounds: " + ", ".join(parts)
-    return [Verdict("omp", claim, m, v)]
+    out = []
+    for comp, mine_s, peer_s, names in OMP_FRONTS:
+        claim = (f"the same {comp}-built OpenMP binary runs at least as fast on Plait (libplait-omp preloaded) as on "
+                 + ("the faster of " if len(peer_s) > 1 else "") + names)
+        parts, words = [], {}
+        for k in ds.kernels():
+            for base in ds.problems(k):
+                P = max((c.threads for c in ds.cells_for(k, base) if c.series == mine_s), default=0)
+                mine = ds.cell(k, base, mine_s, P)
+                peers = [c for s in peer_s if (c := ds.cell(k, base, s, P)) is not None and c.ok_runs]
+                if mine is None or not mine.ok_runs or not peers:
+                    continue
+                word, r, n = compare(mine, peers)
+                if r is None:
+                    continue
+                parts.append(f"{k} {r:.2f} ({word})")
+                words[k] = word
+        if not words:
+            if comp == "gcc" or any(c.series == mine_s for c in ds.cells.values()):
+                out.append(Verdict("omp", claim, f"no {mine_s} runs with a peer", "no data"))
+            continue
+        # the claim is "at least as fast": better or a tie holds it
+        worse = [k for k, w in words.items() if w == "worse"]
+        v = "agrees" if not worse else "disagrees" if len(worse) == len(words) else "partly"
+        P = max(c.threads for c in ds.cells.values() if c.series == mine_s)
+        than = f"the faster of {' and '.join(peer_s)}" if len(peer_s) > 1 else peer_s[0]
+        m = f"P = {P}, {mine_s} / {than}, median of paired rounds: " + ", ".join(parts)
+        out.append(Verdict("omp", claim, m, v))
+    return out
 
 
 # ---- beyond one node: MPI ranks -------------------------------------------------------------------
