@@ -170,8 +170,17 @@ class GompDeps {
  public:
   GompDeps(kmp_int32 n1, const kmp_depend_info* l1, kmp_int32 n2, const kmp_depend_info* l2, const char* who) {
     const std::size_t n = static_cast<std::size_t>(n1 > 0 ? n1 : 0) + static_cast<std::size_t>(n2 > 0 ? n2 : 0);
-    words_.assign(5 + n, nullptr);
-    pairs_.resize(2 * n);
+    // GOMP's words (5 + n) and the inoutset pairs (2 per item at most), on the stack when few
+    // (a dependent task is made per call: no heap allocation on that path).
+    const std::size_t need = 5 + 3 * n;
+    if (need <= inline_words) {
+      words_ = inline_;
+    } else {
+      heap_.resize(need);
+      words_ = heap_.data();
+    }
+    void** const pairs = words_ + 5 + n;
+    for (std::size_t k = 0; k < 5; ++k) words_[k] = nullptr;
     std::size_t nout = 0, nmutex = 0, nin = 0, npair = 0;
     auto each = [&](auto f) {
       for (kmp_int32 i = 0; i < n1; ++i) f(l1[i]);
@@ -192,23 +201,29 @@ class GompDeps {
       if ((d.flags & 2) != 0) words_[io++] = addr;
       else if ((d.flags & 4) != 0) words_[im++] = addr;
       else if ((d.flags & 8) != 0) {
-        pairs_[pk] = addr;
-        pairs_[pk + 1] = reinterpret_cast<void*>(dep_inoutset);
-        words_[ip++] = &pairs_[pk];
+        pairs[pk] = addr;
+        pairs[pk + 1] = reinterpret_cast<void*>(dep_inoutset);
+        words_[ip++] = &pairs[pk];
         pk += 2;
       } else words_[ii++] = addr;
     });
+    n_ = n;
     words_[1] = reinterpret_cast<void*>(n);
     words_[2] = reinterpret_cast<void*>(nout);
     words_[3] = reinterpret_cast<void*>(nmutex);
     words_[4] = reinterpret_cast<void*>(nin);
   }
-  void** array() { return words_.data(); }
-  bool empty() const { return words_.size() == 5; }
+  GompDeps(const GompDeps&) = delete;
+  GompDeps& operator=(const GompDeps&) = delete;
+  void** array() { return words_; }
+  bool empty() const { return n_ == 0; }
 
  private:
-  std::vector<void*> words_;
-  std::vector<void*> pairs_;
+  static constexpr std::size_t inline_words = 5 + 3 * 8;
+  void* inline_[inline_words];
+  std::vector<void*> heap_;
+  void** words_;
+  std::size_t n_ = 0;
 };
 
 // The general way: GOMP_task with an argument block naming the descriptor (see the top).

@@ -925,7 +925,14 @@ detail::Pool* descriptor_record_pool(void* task) noexcept { return descriptor_re
 void descriptor_record_discard(void* task) noexcept {
   TaskRec* const r = descriptor_record_of(task);
   PLAIT_ASSERT(r->rare == nullptr && r->team != nullptr);
-  free_record(r, r->team->pool);  // never counted, never run: memory only
+  // Never counted, never run: memory only, its counts as new. Back to the ready records when this
+  // thread made it (they are this thread's: ReadyRecords) and works for its pool, else freed.
+  detail::Worker* const w = tls.thread.fast_w;
+  if (PLAIT_LIKELY(r->ctx.owner == &tls.thread && w != nullptr && w->pool == r->team->pool)) {
+    free_common(r, w);
+    return;
+  }
+  free_record(r, r->team->pool);
 }
 
 }  // namespace plait::omp
