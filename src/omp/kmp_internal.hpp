@@ -9,7 +9,8 @@
 //                     cancellation, threadprivate, the error directive, thread queries
 //   kmp_loop.cpp      static schedules (loops, sections, distribute), dispatch loops, ordered,
 //                     doacross
-//   kmp_task.cpp      tasks (libomp's task descriptor around a GOMP task record), dependences,
+//   kmp_task.cpp      tasks (libomp's task descriptor inside a task record, or around a GOMP
+//                     task record: see there), dependences,
 //                     undeferred and untied tasks, taskwait, taskgroup, taskloop, detach, task
 //                     reductions
 //   kmp_ext.cpp       the kmp_* / kmpc_* / ompc_* user extensions, __kmpc_ locks and allocators

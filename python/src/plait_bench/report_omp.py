@@ -220,10 +220,11 @@ def _part(ds: Dataset, f: Front, out_dir: Path, caption) -> tuple[list[str], lis
                              {s: cs[s].time for s in (*f.peers[1:], f.mine, "native") if s in cs and cs[s].time}, ref))
     if not rows:
         return [], []
-    natives = ", ".join(f"`{n}`" for n in sorted(native_used)) or "`plait`"
+    natives = ", ".join(f"`{n}`" for n in sorted(native_used))
+    native_txt = (f"Native: {natives}, the native Plait build of the same kernel." if natives else
+                  "The session has no native Plait build of these kernels.")
     md = [f"\n### {f.compiler}'s binaries\n",
-          f"{INTRO[f.compiler]}; every run reported the library it ran on (`omp_library`). Native: {natives}, "
-          f"the native Plait build of the same kernel.\n\n"]
+          f"{INTRO[f.compiler]}; every run reported the library it ran on (`omp_library`). {native_txt}\n\n"]
     peers_txt = ", ".join(f.peers)
     md.append(md_table(["kernel", "params", "P", *(f"{s} (s)" for s in (*f.peers, f.mine)), "plait native (s)",
                         f"{f.mine} / faster of {peers_txt} (≤ 1)" if len(f.peers) > 1 else f"{f.mine} / {f.own} (≤ 1)",
