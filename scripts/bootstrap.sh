@@ -8,7 +8,7 @@ need_pkgs=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-for p in cmake ninja-build g++ gcc gfortran-12 make pkg-config clang-16 libclang-rt-16-dev libomp-16-dev libtbb-dev libgtest-dev \
+for p in cmake ninja-build g++ gcc gfortran-12 make pkg-config clang-16 libclang-rt-16-dev libomp-16-dev flang-16 libtbb-dev libgtest-dev \
          libbenchmark-dev libhwloc-dev valgrind python3 python3-venv openmpi-bin libopenmpi-dev; do
   have_pkg "$p" || need_pkgs+=("$p")
 done

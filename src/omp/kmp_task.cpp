@@ -401,8 +401,7 @@ void fast_descriptor_body(void* a) {
 }
 
 void* descriptor_alloc_general(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds, void* routine) {
-  if (sizeof_task < sizeof(kmp_task_t))
-    fatal("__kmpc_omp_task_alloc: a task descriptor of %zu bytes (at least %zu)", sizeof_task, sizeof(kmp_task_t));
+  PLAIT_ASSERT(sizeof_task >= sizeof(kmp_task_t));
   const std::size_t shareds_off = (sizeof_task + 7) / 8 * 8;
   kmp_task_t* task = make_header_descriptor(flags, shareds_off + sizeof_shareds, sizeof_shareds != 0 ? shareds_off : 0);
   task->routine = reinterpret_cast<kmp_routine_entry_t>(routine);
@@ -483,6 +482,10 @@ extern "C" {
 void* __kmpc_omp_task_alloc(ident_t*, kmp_int32, kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                             void* routine) {
   note_abi(abi_kmp);
+  // LLVM 16's flang passes the size of its own part only (8 bytes: the shareds pointer), and
+  // libomp writes the kmp_task_t fields anyway, over the block that follows; here the descriptor
+  // is never smaller than kmp_task_t, the shareds block after it.
+  if (PLAIT_UNLIKELY(sizeof_task < sizeof(kmp_task_t))) sizeof_task = sizeof(kmp_task_t);
   return descriptor_alloc_fast(flags, sizeof_task, sizeof_shareds, routine);  // (or descriptor_alloc_general)
 }
 

@@ -872,9 +872,9 @@ PLAIT_NOINLINE void* descriptor_alloc_cached(kmp_int32 flags, std::size_t sizeof
 
 void* descriptor_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                           void* routine) noexcept {
+  PLAIT_ASSERT(sizeof_task >= sizeof(kmp_task_t));  // (__kmpc_omp_task_alloc)
   Thread& t = tls.thread;
   if (PLAIT_UNLIKELY(t.fast_w == nullptr) || PLAIT_UNLIKELY((flags & ~kf_fast) != 0) ||
-      PLAIT_UNLIKELY(sizeof_task < sizeof(kmp_task_t)) ||
       PLAIT_UNLIKELY((sizeof_task + 7) / 8 * 8 + sizeof_shareds > common_bytes - descriptor_off))
     return descriptor_alloc_general(flags, sizeof_task, sizeof_shareds, routine);
   PLAIT_ASSERT(t.task != nullptr && t.icv_set && t.fast_w == detail::current_worker());

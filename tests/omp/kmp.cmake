@@ -238,3 +238,25 @@ add_dependencies(plait-omp-suite kmp_mix_link_bin)
 add_test(NAME omp.kmp_mixed_runtimes_refused COMMAND ${CMAKE_CURRENT_BINARY_DIR}/kmp_mix_link)
 set_tests_properties(omp.kmp_mixed_runtimes_refused PROPERTIES LABELS omp TIMEOUT 60 ENVIRONMENT "OMP_NUM_THREADS=2"
   PASS_REGULAR_EXPRESSION "^plait-omp: another OpenMP runtime \\([^)]*libomp[^)]*\\) answers (GOMP_parallel|__kmpc_fork_call) before libplait-omp")
+
+# LLVM's flang (flang-new-16) emits libomp's ABI too: a Fortran program of the constructs flang 16
+# lowers (tests/omp/flang_constructs.f90; its head says what flang 16 cannot), built by flang and
+# run on libomp (the reference), preloaded with libplait-omp at 1, 2, 3 and 8 threads, and under
+# libomp's soname at 2. No flang-new-16 is a configure error, not a skipped test
+# (scripts/bootstrap.sh installs flang-16).
+find_program(PLAIT_FLANG NAMES flang-new-16)
+if(NOT PLAIT_FLANG)
+  message(FATAL_ERROR "tests/omp: flang-new-16 is needed for the flang-built conformance program "
+                      "(apt-get install flang-16; scripts/bootstrap.sh does)")
+endif()
+add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/kmp_flang_constructs
+  COMMAND ${PLAIT_FLANG} -fopenmp -O1 ${CMAKE_CURRENT_SOURCE_DIR}/flang_constructs.f90
+          -o ${CMAKE_CURRENT_BINARY_DIR}/kmp_flang_constructs
+  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/flang_constructs.f90
+  COMMENT "flang-new-16: flang_constructs.f90 for libomp's ABI" VERBATIM)
+add_custom_target(kmp_flang_constructs_bins ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/kmp_flang_constructs)
+add_dependencies(plait-omp-suite kmp_flang_constructs_bins)
+foreach(variant libomp kmp-preload kmp-libpath)
+  plait_kmp_test(${variant} flang_constructs)
+endforeach()
