@@ -172,3 +172,37 @@ def test_repository_tours_are_valid():
         assert traces["mandel-libomp"].runtime == "libomp"
     demo = load_tour(resolve_tour_path("demo", root), root, bins, np=2)
     assert demo.total_weight < 400  # the quick tour's runs fit the 10-minute demo with the build
+
+
+def test_ompt_tool_traces_one_binary_on_libomp_and_on_plait(tmp_path):
+    """The project's OMPT tool (tools/ompt, clang tree) traces the same gcc-built binary on LLVM's libomp
+    (preloaded: it implements the GOMP ABI) and on libplait-omp; the study tool reads both traces the
+    same way: the same tasks, each run once, every worker's time split into tasks and idle."""
+    from plait_bench.registry import LIBOMP_CANDIDATES
+    from plait_bench.trace import analyse, load
+
+    tool = REPO / "build" / "clang-release" / "lib" / "libplait-ompt.so"
+    plait = GCC_BIN.parent / "libplait-omp.so.1"
+    libomp = next((Path(c) for c in LIBOMP_CANDIDATES if Path(c).is_file()), None)
+    exe = GCC_BIN / "mandel-gomp"
+    for need in (tool, plait, exe):
+        assert need.is_file(), f"{need} missing: make build builds it"
+    assert libomp is not None, f"LLVM's libomp not found ({', '.join(LIBOMP_CANDIDATES)})"
+    loaded = {}
+    for name, lib in (("libomp", libomp), ("plait-omp", plait)):
+        out = tmp_path / f"{name}.json"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "OMP_", "LD_PRELOAD"))}
+        env.update(LD_PRELOAD=str(lib), OMP_TOOL_LIBRARIES=str(tool), PLAIT_TRACE=str(out))
+        r = subprocess.run([str(exe), "--threads", "2", "--size", "test", "--variant", "taskloop-linear", "--grain", "64",
+                            "--quiet"], capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+        rec = json.loads(r.stdout.strip().splitlines()[-1])
+        assert rec["verified"] and Path(lib).name.split(".")[0] in rec["omp_library"], rec
+        tr = load(out)
+        loaded[name] = (tr, analyse(tr))
+    (a_tr, a), (b_tr, b) = loaded["libomp"], loaded["plait-omp"]
+    assert (a_tr.runtime, b_tr.runtime) == ("libomp", "plait-omp")
+    assert a_tr.ntasks == b_tr.ntasks == 64  # a 64x64 image, 64 pixels per task
+    assert not a_tr.has_steals and not b_tr.has_steals  # OMPT reports none on either
+    for an in (a, b):
+        assert len(an.workers) == 2 and all(0.0 <= w.utilisation <= 1.0 for w in an.workers)

@@ -146,6 +146,7 @@ def _tour_files(tmp_path):
         trace = [
           {{ name = "m-plait", kernel = "mandel", runtime = "plait", threads = 2, params = {{ size = "small" }} }},
           {{ name = "m-libomp", kernel = "mandel", runtime = "libomp", threads = 2, params = {{ size = "small" }} }},
+          {{ name = "m-libomp-on-plait", kernel = "mandel", runtime = "libomp@plait", threads = 2, params = {{ size = "small" }} }},
         ]
         [[part]]
         id = "003"
@@ -219,9 +220,11 @@ def test_tour_on_fake_binaries(tour_env):
                                                               for ln in omp_rows), omp_rows
     row3 = next(ln for ln in verdict_lines if "Fig 3: under Task-2" in ln)
     assert "Task-2 100 %, Loop 51 %" in row3  # no main task in the fakes: every worker counts and "agrees" in row3
-    for name in ("m-plait", "m-libomp", "amr-loop", "amr-task-2"):
+    for name in ("m-plait", "m-libomp", "m-libomp-on-plait", "amr-loop", "amr-task-2"):
         assert (out / "timelines" / f"{name}.png").stat().st_size > 0
         assert f"timelines/{name}.png" in index
+    # the clang binary on libplait-omp, traced by the OMPT tool: preloaded, the tool given
+    assert "Timeline: mandel-libomp@plait" in index
     for s in ("t000", "t001", "t002", "t003", "tomp", "tmpi"):
         assert (out / s / "index.md").is_file()
     assert "Verdicts: tour 't'" in r.stdout  # the terminal prints the same table

@@ -110,6 +110,7 @@ __attribute__((constructor)) static void plait_omp_loaded() {
     std::fprintf(stderr, "plait-omp: OpenMP runtime: Plait (%s)\n", object_of(ours));
   if (const char* v = std::getenv("PLAIT_OMP_REPORT_ABI"); v != nullptr && std::strcmp(v, "1") == 0)
     std::atexit(&report_abi);
+  ompt::start_tool();  // a tool (OMPT), if the process has one: before any OpenMP event
 }
 
 }  // namespace plait::omp

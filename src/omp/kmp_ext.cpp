@@ -275,8 +275,9 @@ int omp_in_explicit_task(void) {
   const Thread& t = thread_state();
   return t.task != nullptr && t.task->is_explicit ? 1 : 0;
 }
-// No tool is attached (OMPT is not implemented): omp_control_tool_notool.
-int omp_control_tool(int, int, void*) { return -2; }
+// omp_control_tool_notool (-2) without a tool; with one, omp_control_tool_nocallback (-1): this
+// runtime delivers no control_tool callback (docs/openmp.md, "Tools (OMPT)").
+int omp_control_tool(int, int, void*) { return ompt::enabled ? -1 : -2; }
 
 // ---- task ids (libomp's, for its debuggers and tools): the task context's address ----
 kmp_uint64 __kmpc_get_taskid(void) { return reinterpret_cast<kmp_uint64>(thread_state().task); }

@@ -319,9 +319,12 @@ void __kmpc_end_serialized_parallel(ident_t*, kmp_int32) { parallel_end(); }
 
 // ---- synchronisation -------------------------------------------------------------------------
 
-void __kmpc_barrier(ident_t*, kmp_int32) {
+void __kmpc_barrier(ident_t* loc, kmp_int32) {
   Thread& t = thread_state();
-  if (t.team != nullptr) team_barrier(t);
+  // (KMP_IDENT_BARRIER_EXPL: the barrier construct; else an implicit barrier of a worksharing one)
+  if (t.team != nullptr)
+    team_barrier(t, loc != nullptr && (loc->flags & 0x20) != 0 ? ompt::sync_barrier_explicit
+                                                              : ompt::sync_barrier_implicit_workshare);
 }
 
 // The primary thread returns 1 with the others held until it calls __kmpc_end_barrier_master.

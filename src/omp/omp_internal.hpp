@@ -27,6 +27,7 @@
 #pragma once
 
 #include "../pool_impl.hpp"
+#include "ompt.hpp"
 
 #include <plait/dataflow.hpp>
 
@@ -405,6 +406,7 @@ struct Team {
   ~Team() {
     for (WorkShare& w : ws) std::free(w.mem_buf);
   }
+  ompt::data_t ompt_parallel{};  // OMPT (ompt.hpp): the tool's data of this parallel region
 };
 
 struct Member {
@@ -453,6 +455,9 @@ struct Thread {
   bool kmp_ordered = false;
   WorkShare* kmp_doacross = nullptr;
   std::uint32_t kmp_red_seq = 0;  // constructs with task-modifier reductions met in `team`
+  // OMPT (ompt.hpp): the tool's data of this thread's implicit task in `team` (or of the initial
+  // task outside every region); saved and restored with the rest around a region.
+  ompt::data_t ompt_implicit{};
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.
@@ -465,6 +470,9 @@ struct ReadyRecords {
 struct ThreadLocal {
   Thread thread;
   ReadyRecords ready;
+  // OMPT (ompt.hpp): the tool's data of this thread, and whether its thread_begin was delivered.
+  ompt::data_t ompt_thread{};
+  bool ompt_begun = false;
   // libomp's ABI: this thread's global thread number, -1 until its first use (kmp_team.cpp).
   // Here, not in a thread_local of its own: the library's other thread-locals cost a call of
   // __tls_get_addr per access, and clang's code asks for the number on every task.
@@ -492,7 +500,9 @@ void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup
 // Closes the calling thread's innermost region opened by parallel_start_with (its end barrier, as
 // parallel_with's); a thread with none open stops the program with one line.
 void parallel_end();
-void team_barrier(Thread& t) noexcept;       // the barrier of t's team (tasks of the region included)
+// The barrier of t's team (tasks of the region included); ompt_kind: what a tool is told it is
+// (ompt::sync_*: explicit for the barrier construct, else an implicit one of a worksharing construct).
+void team_barrier(Thread& t, int ompt_kind = ompt::sync_barrier_implicit_workshare) noexcept;
 [[noreturn]] void fatal(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
 // How many threads a parallel construct asking for `requested` gets on t (max-active-levels, and
 // the threads thread-limit-var leaves: team.cpp).
@@ -520,6 +530,7 @@ struct IncludedFrame {
   alignas(TaskCtx) unsigned char ctx[sizeof(TaskCtx)];
   TaskCtx* saved;
   detail::Worker* w;
+  ompt::data_t ompt_task;  // OMPT: the tool's data of the undeferred task
 };
 void included_begin(IncludedFrame& frame, bool final) noexcept;
 void included_end(IncludedFrame& frame) noexcept;

@@ -93,6 +93,9 @@
 
 namespace plait::omp {
 
+void ompt_push_on_stack(const TaskCtx* c, ompt::data_t* d);  // (OMPT: see ompt::task_data)
+void ompt_pop_on_stack();
+
 namespace {
 
 // The rare part of a record (see the top of the file).
@@ -111,6 +114,7 @@ struct RareInfo {
   std::uint8_t cls = no_class;   // the allocator's size class; no_class: from operator new
   static constexpr std::uint8_t no_class = 0xff;
   void* arg = nullptr;           // the argument block (a common record's follows the record)
+  ompt::data_t ompt_task{};      // OMPT: the tool's data of the task (with a tool, every record has a rare part)
 };
 
 struct TaskRec {
@@ -464,6 +468,26 @@ PLAIT_INLINE bool canceled_slow(const TaskRec* r) noexcept {
 
 void task_exec(void* p, detail::Worker*) noexcept;
 
+// The body of a record with a rare part (run_body_as_member): cancellation as canceled_slow, and the
+// OMPT hooks when a tool is attached (with one, every record has a rare part). `prior`: the task
+// the thread ran before.
+PLAIT_NOINLINE void run_rare_body(TaskRec* r, TaskCtx* prior) noexcept {
+  RareInfo* const x = r->rare;
+  const bool canceled = canceled_slow(r);
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::data_t* const before = ompt::task_data(prior);
+    if (canceled) {
+      ompt::task_schedule(&x->ompt_task, ompt::status_cancel, before);
+      return;
+    }
+    ompt::task_schedule(before, ompt::status_switch, &x->ompt_task);
+    r->fn(x->arg);
+    ompt::task_schedule(&x->ompt_task, x->has_detach ? ompt::status_detach : ompt::status_complete, before);
+    return;
+  }
+  if (PLAIT_LIKELY(!canceled)) r->fn(x->arg);
+}
+
 // Runs r's body on thread t (worker w, or null) and ends it (end_body).
 PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) noexcept {
   assert_live(r);
@@ -475,7 +499,12 @@ PLAIT_INLINE void run_body_as_member(TaskRec* r, Thread& t, detail::Worker* w) n
   t.task = &r->ctx;
   r->ctx.owner = &t;
   r->ctx.floor = w != nullptr ? w->dq.head : 0;
-  if (PLAIT_LIKELY(!canceled_slow(r))) r->fn(arg_of(r));
+  if (PLAIT_LIKELY(r->rare == nullptr)) {
+    // relaxed: as in canceled_slow (a common record has no taskgroup).
+    if (PLAIT_LIKELY(r->team == nullptr || !r->team->canceled.load(std::memory_order_relaxed))) r->fn(r + 1);
+  } else {
+    run_rare_body(r, saved);
+  }
   t.task = saved;
   end_body(r, t, w);
 }
@@ -617,7 +646,8 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
   // (A final task's record has a rare part too: a common record is never final, which the ready
   // records rely on.)
   const bool final = parent->final || (flags & task_final) != 0;
-  need_rare = need_rare || !fits_common || parent->group != nullptr || (flags & task_detach) != 0 || final;
+  need_rare = need_rare || !fits_common || parent->group != nullptr || (flags & task_detach) != 0 || final ||
+              ompt::enabled;
   const std::size_t bytes = need_rare ? rare_at + sizeof(RareInfo) : common_bytes;
   const bool in_class = w != nullptr && detail::alloc_in_class(bytes, align);
   PLAIT_ASSERT(need_rare || (in_class && detail::alloc_class_of(bytes) == common_class));
@@ -653,6 +683,11 @@ TaskRec* make_task_general(Thread& t, detail::Worker* w, TaskCtx* parent, void (
   PLAIT_ASSERT(parent->owner == &t);
   parent->add_locals(1);
   if (parent->group != nullptr) parent->group->pending.add(1);
+  if (PLAIT_UNLIKELY(ompt::enabled))
+    ompt::task_create(ompt::task_data(parent), &r->rare->ompt_task,
+                      ompt::task_explicit | ((flags & task_untied) != 0 ? ompt::task_untied : 0) |
+                          (final ? ompt::task_final : 0),
+                      (flags & task_depend) != 0, nullptr);
   return r;
 }
 
@@ -793,6 +828,35 @@ PLAIT_INLINE void wait_for(Thread& t, Count TaskCtx::*which) noexcept {
 }  // namespace
 
 void wait_subtree(Thread& t) noexcept { wait_for(t, &TaskCtx::sub); }
+
+TaskCtx* ompt::current_context(Thread& t) noexcept { return current_ctx(t); }
+
+namespace {
+// OMPT: the undeferred tasks running on this thread (their contexts are on the stack, not records),
+// innermost last, with their data: task_data finds an undeferred task's data here.
+struct OnStackTask {
+  const TaskCtx* ctx;
+  ompt::data_t* data;
+};
+thread_local std::vector<OnStackTask> ompt_on_stack;
+}  // namespace
+void ompt_push_on_stack(const TaskCtx* c, ompt::data_t* d) { ompt_on_stack.push_back(OnStackTask{c, d}); }
+void ompt_pop_on_stack() { ompt_on_stack.pop_back(); }
+
+// OMPT: the tool's data of the task whose context c is: an explicit task's in its record's rare
+// part, an implicit (or the initial) task's in its thread's state. An undeferred task's context is
+// on its creator's stack, not a record: null for it (its data is given in its own callbacks).
+ompt::data_t* ompt::task_data(TaskCtx* c) noexcept {
+  if (c == nullptr) return nullptr;
+  if (!c->is_explicit) return c->owner != nullptr ? &const_cast<Thread*>(c->owner)->ompt_implicit : &tls.thread.ompt_implicit;
+  if (c->mode == TaskCtx::mode_on_stack) {
+    for (auto it = ompt_on_stack.rbegin(); it != ompt_on_stack.rend(); ++it)
+      if (it->ctx == c) return it->data;
+    return nullptr;
+  }
+  auto* r = reinterpret_cast<TaskRec*>(c);
+  return r->rare != nullptr ? &r->rare->ompt_task : nullptr;
+}
 
 Taskgroup* innermost_taskgroup(Thread& t) noexcept { return current_ctx(t)->group; }
 
@@ -1015,11 +1079,24 @@ PLAIT_INLINE void run_included(Thread& t, detail::Worker* w, TaskCtx* parent, vo
   ctx.floor = w != nullptr ? w->dq.head : 0;
   ctx.mode = TaskCtx::mode_on_stack;
   TaskCtx* const saved = t.task;
+  ompt::data_t ompt_task{};  // OMPT: an undeferred task's data lives here, for its length
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::task_create(ompt::task_data(parent), &ompt_task,
+                      ompt::task_explicit | ompt::task_undeferred | (final ? ompt::task_final : 0) |
+                          ((flags & task_untied) != 0 ? ompt::task_untied : 0),
+                      false, nullptr);
+    ompt::task_schedule(ompt::task_data(saved), ompt::status_switch, &ompt_task);
+    ompt_push_on_stack(&ctx, &ompt_task);
+  }
   t.task = &ctx;
   if (cpyfn == nullptr) {
     fn(data);
   } else {
     run_copied(fn, data, cpyfn, arg_size, arg_align);
+  }
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt_pop_on_stack();
+    ompt::task_schedule(&ompt_task, ompt::status_complete, ompt::task_data(saved));
   }
   TaskCtx* const cur = t.task;
   if (PLAIT_UNLIKELY(cur != &ctx)) {
@@ -1044,12 +1121,24 @@ void included_begin(IncludedFrame& f, bool final) noexcept {
   ctx->mode = TaskCtx::mode_on_stack;
   f.saved = t.task;
   f.w = w;
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    f.ompt_task.value = 0;
+    ompt::task_create(ompt::task_data(parent), &f.ompt_task,
+                      ompt::task_explicit | ompt::task_undeferred | (ctx->final ? ompt::task_final : 0), false,
+                      nullptr);
+    ompt::task_schedule(ompt::task_data(f.saved), ompt::status_switch, &f.ompt_task);
+    ompt_push_on_stack(ctx, &f.ompt_task);
+  }
   t.task = ctx;
 }
 
 void included_end(IncludedFrame& f) noexcept {
   Thread& t = thread_state();
   auto* const ctx = reinterpret_cast<TaskCtx*>(f.ctx);
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt_pop_on_stack();
+    ompt::task_schedule(&f.ompt_task, ompt::status_complete, ompt::task_data(f.saved));
+  }
   TaskCtx* const cur = t.task;
   if (PLAIT_UNLIKELY(cur != ctx)) {
     end_body(reinterpret_cast<TaskRec*>(cur), t, f.w);  // promoted (see run_included)
@@ -1266,7 +1355,17 @@ PLAIT_NOINLINE void taskwait_owned(Thread& t, detail::Worker* w, TaskCtx* c) noe
 
 // taskwait outside a team's pool worker (the initial thread outside a region, a thread of a
 // serialised region, a thread of another pool): out of line for the same reason.
-PLAIT_NOINLINE void taskwait_other() { wait_for(thread_state(), &TaskCtx::kids); }
+// With a tool no thread has fast_w: every taskwait comes here, where its OMPT region is told.
+PLAIT_NOINLINE void taskwait_other() {
+  Thread& t = thread_state();
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::sync_region(ompt::sync_taskwait, ompt::scope_begin, t, nullptr);
+    wait_for(t, &TaskCtx::kids);
+    ompt::sync_region(ompt::sync_taskwait, ompt::scope_end, t, nullptr);
+    return;
+  }
+  wait_for(t, &TaskCtx::kids);
+}
 
 }  // namespace
 }  // namespace plait::omp
@@ -1335,7 +1434,9 @@ void GOMP_taskgroup_end(void) {
   TaskCtx* c = current_ctx(t);
   Taskgroup* g = c->group;
   if (g == nullptr) fatal("GOMP_taskgroup_end without GOMP_taskgroup_start");
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::sync_region(ompt::sync_taskgroup, ompt::scope_begin, t, nullptr);
   if (detail::Worker* w = detail::current_worker(); w != nullptr) detail::group_wait(w, &g->pending, g->floor);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::sync_region(ompt::sync_taskgroup, ompt::scope_end, t, nullptr);
   if (PLAIT_UNLIKELY(c->sched != nullptr)) end_taskgroup_queue(*c, g);
   c->group = g->prev;
   delete g;

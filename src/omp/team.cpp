@@ -195,7 +195,19 @@ void release_idle_pools() {
 // cancels opens the phase latch it may have left others waiting on (cancel_region). The region's
 // end is a different barrier (team_end_barrier: every member's subtree, then one latch counting
 // members), so a member that left early and one released from an explicit barrier meet there.
-void team_barrier(Thread& t) noexcept {
+static void barrier_body(Thread& t) noexcept;
+
+void team_barrier(Thread& t, int ompt_kind) noexcept {
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::sync_region(ompt_kind, ompt::scope_begin, t, nullptr);
+    barrier_body(t);
+    ompt::sync_region(ompt_kind, ompt::scope_end, t, nullptr);
+    return;
+  }
+  barrier_body(t);
+}
+
+static void barrier_body(Thread& t) noexcept {
   Team& team = *t.team;
   detail::Worker* w = detail::current_worker();
   if (team.n == 1) {
@@ -220,13 +232,23 @@ void team_barrier(Thread& t) noexcept {
   }
 }
 
-void team_end_barrier(Thread& t) noexcept {
+static void end_barrier_body(Thread& t) noexcept {
   Team& team = *t.team;
   detail::Worker* w = detail::current_worker();
   wait_subtree(t);
   if (w == nullptr) return;  // a team of one off the pools: its tasks ran at once
   team.finish.count_down(1);
   detail::group_wait(w, &team.finish, t.task->floor);
+}
+
+void team_end_barrier(Thread& t) noexcept {
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_begin, t, nullptr);
+    end_barrier_body(t);
+    ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_end, t, nullptr);
+    return;
+  }
+  end_barrier_body(t);
 }
 
 // Cancels the region and releases members waiting in the current phase of an explicit barrier.
@@ -267,13 +289,16 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
   if (w != nullptr) implicit.floor = w->dq.head;
   t.task = &implicit;
   // The master adopted worker 0 of the team's pool; every other member is the pool's worker i.
-  t.fast_w = team.pool != nullptr && w != nullptr && w->pool == team.pool ? w : nullptr;
+  // (With a tool, no fast paths: every task takes the general ways, where the OMPT hooks are.)
+  t.fast_w = team.pool != nullptr && w != nullptr && w->pool == team.pool && !ompt::enabled ? w : nullptr;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::implicit_task(ompt::scope_begin, t, team);
   if (pre.setup != nullptr) pre.setup(t, pre.params);
   if (PLAIT_UNLIKELY(global().display_affinity)) display_affinity_on_entry();
 }
 
 static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noexcept {
   team_end_barrier(t);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::implicit_task(ompt::scope_end, t, *t.team);
   // The taskgroup a reduction with the task modifier opened for the implicit task (its tasks are
   // done: the barrier waited for them, and each counted the group down before its subtree).
   while (Taskgroup* g = implicit.group) {
@@ -306,7 +331,7 @@ void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
   t.place = team.places.empty() ? -1 : static_cast<int>(team.places[w->index]);
   t.ws = nullptr;
   t.task = nullptr;  // set by the caller to the task's own context
-  t.fast_w = w;
+  t.fast_w = ompt::enabled ? nullptr : w;  // (see member_enter)
 }
 
 namespace {
@@ -409,14 +434,17 @@ static void finish_members(Team& team, detail::Worker* outer) {
 static void parallel(void (*fn)(void*), void* data, unsigned requested, const PreWork& pre) {
   Thread& t = thread_state();
   Team team;
-  if (init_team(t, team, fn, data, requested)) {
+  const bool nested = init_team(t, team, fn, data, requested);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_begin(t, team, requested, nullptr);
+  if (nested) {
     run_member(t, team, 0, pre);
-    return;
+  } else {
+    std::vector<MemberArgs> args;
+    detail::Worker* const outer = start_members(team, args, pre);
+    run_member(t, team, 0, pre);
+    finish_members(team, outer);
   }
-  std::vector<MemberArgs> args;
-  detail::Worker* const outer = start_members(team, args, pre);
-  run_member(t, team, 0, pre);
-  finish_members(team, outer);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_end(t, team, nullptr);
 }
 
 // ---- The GOMP_1.0 split form -------------------------------------------------------------------
@@ -448,6 +476,7 @@ void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup
   if (params_bytes != 0) std::memcpy(r->params, params, params_bytes);
   r->pre = PreWork{setup, params_bytes != 0 ? r->params : params};
   r->nested = init_team(t, r->team, fn, data, n);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_begin(t, r->team, n, nullptr);
   if (!r->nested) r->outer = start_members(r->team, r->args, r->pre);
   r->saved = t;
   member_enter(t, r->team, 0, r->implicit, r->pre);
@@ -463,6 +492,7 @@ void parallel_end() {
   open_regions = r->prev;
   member_leave(t, r->implicit, r->saved);
   if (!r->nested) finish_members(r->team, r->outer);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_end(t, r->team, nullptr);
   delete r;
 }
 
@@ -485,7 +515,7 @@ void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned
 
 void GOMP_barrier(void) {
   Thread& t = thread_state();
-  if (t.team != nullptr) team_barrier(t);
+  if (t.team != nullptr) team_barrier(t, ompt::sync_barrier_explicit);
 }
 
 bool GOMP_barrier_cancel(void) {

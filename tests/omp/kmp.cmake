@@ -27,6 +27,7 @@ set(PLAIT_KMP_SOURCES
   parallel_basic.c parallel_nested.c parallel_nested_teams.c parallel_split.c barrier.c single.c master_masked.c
   locks.c threadprivate.c sections.c for_schedule.c for_nonmonotonic.c for_ull.c for_collapse.c for_ordered.c
   for_nowait.c reduction.c for_cxx.cpp reduction_cxx.cpp
+  ompt_tasks.c
   task_basic.c task_if0.c task_final.c task_untied.c task_untied_if0.c task_mergeable.c task_priority.c
   task_priority_order.c task_firstprivate_cxx.cpp task_fib.c taskgroup.c taskwait_depend.c task_depend.c
   task_depend_sections.c task_mutexinoutset.c task_depobj.c task_detach.c taskyield.c task_reduction.c barrier_tasks.c

@@ -1,5 +1,6 @@
-// libplait-ompt.so: an OMPT tool that records the tasks of a libomp (LLVM OpenMP) program in
-// Plait's trace model and writes them with Plait's trace writer at the end of the program.
+// libplait-ompt.so: an OMPT tool that records the tasks of an OpenMP program running on libomp (LLVM
+// OpenMP) or on libplait-omp in Plait's trace model and writes them with Plait's trace writer at the
+// end of the program (the trace names the runtime: "libomp" or "plait-omp").
 //
 //   OMP_TOOL_LIBRARIES=/path/libplait-ompt.so PLAIT_TRACE=out.json ./program
 //
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,6 +58,8 @@ struct tool_state {
 };
 
 tool_state* state = nullptr;  // set in initialize, never freed (threads may still run at exit)
+// The runtime the trace names: libomp, or libplait-omp (its runtime_version names Plait).
+const char* runtime_name = "libomp";
 thread_local thread_buf* self = nullptr;
 
 std::uint64_t now_ns() {
@@ -176,7 +180,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
 void tool_finalize(ompt_data_t*) {
   if (!state || !state->active.exchange(false)) return;
   tr::Trace t;
-  t.runtime = "libomp";
+  t.runtime = runtime_name;
   if (const char* p = std::getenv("PLAIT_TRACE_PROGRAM")) t.program = p;
   if (t.program.empty()) {
     if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
@@ -205,8 +209,9 @@ void tool_finalize(ompt_data_t*) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t* ompt_start_tool(unsigned int,
-                                                                                              const char*) {
+                                                                                              const char* runtime_version) {
   static ompt_start_tool_result_t result{&tool_initialize, &tool_finalize, ompt_data_t{0}};
+  if (runtime_version != nullptr && std::strstr(runtime_version, "Plait") != nullptr) runtime_name = "plait-omp";
   const char* path = std::getenv("PLAIT_TRACE");
   if (!path || !*path) {
     std::fprintf(stderr, "plait-ompt: PLAIT_TRACE is not set (expected FILE.csv or FILE.json); not tracing\n");

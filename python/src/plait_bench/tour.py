@@ -15,7 +15,8 @@ A tour file::
     [[part.trace]]                  # traced runs drawn as study 002's per-task timeline
     name = "mandel-plait"
     kernel = "mandel"
-    runtime = "plait"               # plait (PLAIT_TRACE) or libomp (the OMPT tool, libplait-ompt.so)
+    runtime = "plait"               # plait (PLAIT_TRACE); libomp, gomp@plait or libomp@plait (the OMPT
+                                    # tool, libplait-ompt.so: on libomp, or on libplait-omp preloaded)
     threads = 2
     params = { size = "small", variant = "taskloop-linear", grain = 256 }
 
@@ -44,12 +45,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .machine import git_state
-from .registry import BinDirs
+from .registry import BinDirs, expected_omp_library, parse_runtime
 from .runner import execute
 from .study import Config, Study, StudySettings, load_study, resolve_study_path
 
 PART_IDS = ("000", "001", "002", "003", "omp", "mpi")
-TRACE_RUNTIMES = ("plait", "libomp")
+TRACE_RUNTIMES = ("plait", "libomp", "gomp@plait", "libomp@plait")
+# The traced runtimes whose timeline comes from the OMPT tool (tools/ompt) instead of Plait's tracer.
+OMPT_TRACED = ("libomp", "gomp@plait", "libomp@plait")
 TOUR_KEYS, PART_KEYS = {"name", "description"}, {"id", "title", "studies", "est_s", "trace"}
 TRACE_KEYS = {"name", "kernel", "runtime", "threads", "params"}
 TRACE_TIMEOUT_S = 120.0
@@ -73,8 +76,13 @@ class TraceSpec:
     params: dict[str, str]
 
     def config(self) -> Config:
-        return Config(kernel=self.kernel, runtime=self.runtime, threads=self.threads,
+        rt, tag = parse_runtime(self.runtime)
+        return Config(kernel=self.kernel, runtime=rt, compiler=tag, threads=self.threads,
                       params=tuple(sorted(self.params.items())), timeout_s=TRACE_TIMEOUT_S)
+
+    def binary(self, bins: BinDirs) -> Path:
+        rt, tag = parse_runtime(self.runtime)
+        return bins.binary(self.kernel, rt, tag)
 
 
 @dataclass
@@ -162,8 +170,8 @@ def load_tour(path: Path, root: Path, bins: BinDirs | None = None, np: int | Non
             if not isinstance(kernel, str) or not kernel or not all(c.isalnum() or c == "-" for c in kernel):
                 raise TourError(path, f"{tw}: kernel must be a benchmark name such as mandel or amr")
             if check_binaries and bins is not None and t.get("runtime") in TRACE_RUNTIMES \
-                    and not bins.binary(kernel, t["runtime"]).is_file():
-                raise TourError(path, f"{tw}: no binary {bins.binary(kernel, t['runtime'])} (build it: make build)")
+                    and not (exe := bins.binary(kernel, *parse_runtime(t["runtime"]))).is_file():
+                raise TourError(path, f"{tw}: no binary {exe} (build it: make build)")
             if t.get("runtime") not in TRACE_RUNTIMES:
                 raise TourError(path, f"{tw}: runtime {t.get('runtime')!r} cannot be traced; accepted: {', '.join(TRACE_RUNTIMES)}")
             th = t.get("threads", 2)
@@ -300,7 +308,7 @@ def _trace(t: TraceSpec, bins: BinDirs, tdir: Path) -> dict:
     from .registry import binary_help
 
     cfg = t.config()
-    exe = bins.binary(t.kernel, t.runtime)
+    exe = t.binary(bins)
     out = tdir / f"{t.name}.json"
     rec = {"status": "failed", "path": str(out), "message": "", "kernel": t.kernel, "runtime": t.runtime,
            "threads": t.threads, "params": t.params}
@@ -308,16 +316,24 @@ def _trace(t: TraceSpec, bins: BinDirs, tdir: Path) -> dict:
         rec["message"] = f"no binary {exe} (make build)"
         return rec
     env = {"PLAIT_TRACE": str(out), "PLAIT_TRACE_PROGRAM": exe.name}
-    if t.runtime == "libomp":
+    if t.runtime in OMPT_TRACED:
         tool = ompt_tool(bins)
         if not tool.is_file():
             rec["message"] = f"no OMPT tool {tool} (cmake --build --preset clang-release --target plait-ompt)"
             return rec
         env["OMP_TOOL_LIBRARIES"] = str(tool)
+    if cfg.compiler == "plait":  # gomp@plait, libomp@plait: the OpenMP binary on libplait-omp, preloaded
+        lib, why = bins.omp_preload("plait")
+        if lib is None:
+            rec["message"] = why
+            return rec
+        env["LD_PRELOAD"] = str(lib)
     tdir.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     settings = StudySettings(name="tour-trace", binary_warmup=0, timeout_s=TRACE_TIMEOUT_S)
-    r = execute(cfg, exe, settings, env, binary_help(exe))
+    r = execute(cfg, exe, settings, env, binary_help(exe),
+                omp_library=(expected_omp_library(cfg.runtime, cfg.compiler if cfg.compiler == "plait" else ""),
+                             cfg.compiler == "plait"))
     if r.status != "ok":
         rec["message"] = f"{r.status}: {r.message or ''}".strip()
     elif not out.is_file():

@@ -34,6 +34,11 @@ class TraceError(Exception):
     """A file that cannot be read as a trace (missing, truncated, foreign). One line."""
 
 
+# The runtimes a trace of the OMPT tool names (tools/ompt: "libomp", or "plait-omp" for
+# libplait-omp's OMPT): their traces have no steal events.
+OMPT_RUNTIMES = ("libomp", "plait-omp")
+
+
 @dataclass
 class Trace:
     """One trace in memory. Times in ns since the trace's t = 0.
@@ -232,7 +237,8 @@ def _load_json(p: Path) -> Trace:
     for fid, phs in flows.items():
         if sorted(phs) != ["f", "s"]:
             _problem(probs, f"flow {fid}: unmatched start/finish events ({''.join(phs)})")
-    tr.has_steals = tr.runtime != "libomp"  # libomp's OMPT interface reports no steals
+    # traces of the OMPT tool (tools/ompt): OMPT reports no steals, on libomp or on libplait-omp
+    tr.has_steals = tr.runtime not in OMPT_RUNTIMES
     tr.steals = np.array(steals, np.int64).reshape(-1, 4)
     tr.idle = [np.array(sorted(idle.get(w, [])), np.int64).reshape(-1, 2) for w in range(nworkers)]
     _set_tasks(tr, tasks, labels)

@@ -1,0 +1,96 @@
+// Internal: the OpenMP tools interface (OMPT, OpenMP 5.1 chapter 4) of libplait-omp, for both ABIs
+// (docs/openmp.md, "Tools (OMPT)").
+//
+// Discovery runs once, from the library's constructor (init.cpp): OMP_TOOL=disabled turns it off;
+// otherwise the ompt_start_tool the process's global scope answers (a tool linked into the program,
+// or preloaded), then each library of OMP_TOOL_LIBRARIES in order; the first that returns a result
+// whose initializer returns non-zero is the tool, and `enabled` is true from then on. Nothing here
+// runs without a tool: every hook is behind `enabled`, tested off the task fast paths only — with a
+// tool the threads of a team get no `fast_w` (omp_internal.hpp), so every task takes the general
+// ways, where the task hooks are.
+//
+// The identifiers the standard asks for live where the runtime keeps the entity: a thread's data in
+// its ThreadLocal, a parallel region's in its Team, an implicit task's in the member's Thread (saved
+// and restored with it around a region), an explicit task's in its record's rare part (with a tool
+// every record has one), an undeferred task's on its creator's stack.
+//
+// Callbacks delivered: thread_begin/end, parallel_begin/end, implicit_task (and the initial task),
+// task_create, task_schedule, sync_region and sync_region_wait for barriers, taskwait and
+// taskgroup. ompt_set_callback answers ompt_set_never for every other event (the standard allows
+// it): docs/openmp.md lists them.
+#pragma once
+
+#include <cstdint>
+
+namespace plait::omp {
+struct Team;
+struct TaskCtx;
+struct Thread;
+}  // namespace plait::omp
+
+namespace plait::omp::ompt {
+
+// The standard's types and values (OpenMP 5.1, 4.4), the subset this runtime uses.
+union data_t {
+  std::uint64_t value;
+  void* ptr;
+};
+struct frame_t {
+  data_t exit_frame;
+  data_t enter_frame;
+  int exit_frame_flags;
+  int enter_frame_flags;
+};
+
+enum : int {
+  cb_thread_begin = 1,
+  cb_thread_end = 2,
+  cb_parallel_begin = 3,
+  cb_parallel_end = 4,
+  cb_task_create = 5,
+  cb_task_schedule = 6,
+  cb_implicit_task = 7,
+  cb_sync_region_wait = 16,
+  cb_sync_region = 23,
+  cb_count = 38,  // one past the last event of 5.1 (error, 37)
+};
+enum : int { thread_initial = 1, thread_worker = 2, thread_other = 3 };
+enum : int { scope_begin = 1, scope_end = 2 };
+enum : int { parallel_invoker_program = 0x1, parallel_invoker_runtime = 0x2, parallel_team = static_cast<int>(0x80000000u) };
+enum : int {
+  task_initial = 0x1,
+  task_implicit = 0x2,
+  task_explicit = 0x4,
+  task_undeferred = 0x8000000,
+  task_untied = 0x10000000,
+  task_final = 0x20000000,
+  task_mergeable = 0x40000000,
+};
+enum : int { status_complete = 1, status_yield = 2, status_cancel = 3, status_detach = 4, status_switch = 7 };
+enum : int {
+  sync_barrier_explicit = 3,
+  sync_barrier_implementation = 4,
+  sync_taskwait = 5,
+  sync_taskgroup = 6,
+  sync_barrier_implicit_workshare = 8,
+  sync_barrier_implicit_parallel = 9,
+};
+
+// Whether a tool is attached (written once, by the constructor, before any region: read plainly).
+extern bool enabled;
+
+void start_tool() noexcept;  // discovery and the tool's initializer (init.cpp's constructor)
+
+// The hooks: called only when `enabled`.
+data_t* thread_data() noexcept;         // the calling thread's (thread_begin on its first event)
+data_t* task_data(TaskCtx* c) noexcept; // the data of the task whose context c is (null: none known)
+TaskCtx* current_context(Thread& t) noexcept;  // the task t runs (the initial task outside regions)
+void parallel_begin(Thread& t, Team& team, unsigned requested, const void* codeptr) noexcept;
+void parallel_end(Thread& t, Team& team, const void* codeptr) noexcept;
+void implicit_task(int endpoint, Thread& t, Team& team) noexcept;
+void task_create(data_t* encountering, data_t* task, int flags, bool has_deps, const void* codeptr) noexcept;
+void task_schedule(data_t* prior, int status, data_t* next) noexcept;
+// A sync region on thread t of kind `kind` (sync_*), begin or end, with its wait inside it.
+void sync_region(int kind, int endpoint, Thread& t, const void* codeptr) noexcept;
+
+}  // namespace plait::omp::ompt
