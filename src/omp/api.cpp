@@ -84,6 +84,63 @@ unsigned teams_thread_limit_var() { return teams_thread_limit_cell().load(std::m
 
 }  // namespace plait::omp
 
+namespace plait::omp {
+// The nestable lock's operations with the wait id a tool is told (OMPT): the lock's own address,
+// or the user's for libomp's layout, whose word points at this lock (kmp_ext.cpp).
+void nest_lock_init(void* p, const void* id) {
+  auto* l = static_cast<NestLock*>(p);
+  l->lock.word.store(0, std::memory_order_relaxed);
+  l->count = 0;
+  std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::lock_init(ompt::mutex_nest_lock, 0, id);
+}
+void nest_lock_destroy(void*, const void* id) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::lock_destroy(ompt::mutex_nest_lock, id);
+}
+void nest_lock_set(void* p, const void* id) {
+  auto* l = static_cast<NestLock*>(p);
+  void* me = current_task_id();
+  // relaxed: only the owner can read itself here (it wrote the field while holding the lock);
+  // anyone else reads another value, old or new, and goes to the lock.
+  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) {
+    ++l->count;
+    if (PLAIT_UNLIKELY(ompt::enabled)) ompt::nest_lock(ompt::scope_begin, id);
+    return;
+  }
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquire(ompt::mutex_nest_lock, 0, id);
+  lock_set(&l->lock);
+  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
+  l->count = 1;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquired(ompt::mutex_nest_lock, id);
+}
+void nest_lock_unset(void* p, const void* id) {
+  auto* l = static_cast<NestLock*>(p);
+  if (--l->count == 0) {
+    std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
+    lock_unset(&l->lock);
+    if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_released(ompt::mutex_nest_lock, id);
+  } else if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::nest_lock(ompt::scope_end, id);
+  }
+}
+int nest_lock_test(void* p, const void* id) {
+  auto* l = static_cast<NestLock*>(p);
+  void* me = current_task_id();
+  // relaxed: as in nest_lock_set.
+  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) {
+    if (PLAIT_UNLIKELY(ompt::enabled)) ompt::nest_lock(ompt::scope_begin, id);
+    return ++l->count;
+  }
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquire(ompt::mutex_test_nest_lock, 0, id);
+  if (!lock_test(&l->lock)) return 0;
+  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
+  l->count = 1;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquired(ompt::mutex_test_nest_lock, id);
+  return 1;
+}
+
+}  // namespace plait::omp
+
 using namespace plait::omp;
 
 extern "C" {
@@ -185,49 +242,43 @@ double omp_get_wtick(void) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-void omp_init_lock(void* l) { static_cast<Lock*>(l)->word.store(0, std::memory_order_relaxed); }
-void omp_destroy_lock(void*) {}
-void omp_set_lock(void* l) { lock_set(static_cast<Lock*>(l)); }
-void omp_unset_lock(void* l) { lock_unset(static_cast<Lock*>(l)); }
-int omp_test_lock(void* l) { return lock_test(static_cast<Lock*>(l)) ? 1 : 0; }
-
-void omp_init_nest_lock(void* p) {
-  auto* l = static_cast<NestLock*>(p);
-  l->lock.word.store(0, std::memory_order_relaxed);
-  l->count = 0;
-  std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
+// With a tool attached (OMPT), each lock operation tells it (ompt.hpp): the lock's address is its
+// wait id; a nestable lock its owner takes again or keeps is a nest_lock scope.
+void omp_init_lock(void* l) {
+  static_cast<Lock*>(l)->word.store(0, std::memory_order_relaxed);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::lock_init(ompt::mutex_lock, 0, l);
 }
-void omp_destroy_nest_lock(void*) {}
-void omp_set_nest_lock(void* p) {
-  auto* l = static_cast<NestLock*>(p);
-  void* me = current_task_id();
-  // relaxed: only the owner can read itself here (it wrote the field while holding the lock);
-  // anyone else reads another value, old or new, and goes to the lock.
-  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) {
-    ++l->count;
+void omp_destroy_lock(void* l) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::lock_destroy(ompt::mutex_lock, l);
+}
+void omp_set_lock(void* l) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::mutex_acquire(ompt::mutex_lock, 0, l);
+    lock_set(static_cast<Lock*>(l));
+    ompt::mutex_acquired(ompt::mutex_lock, l);
     return;
   }
-  lock_set(&l->lock);
-  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
-  l->count = 1;
+  lock_set(static_cast<Lock*>(l));
 }
-void omp_unset_nest_lock(void* p) {
-  auto* l = static_cast<NestLock*>(p);
-  if (--l->count == 0) {
-    std::atomic_ref<void*>(l->owner).store(nullptr, std::memory_order_relaxed);
-    lock_unset(&l->lock);
+void omp_unset_lock(void* l) {
+  lock_unset(static_cast<Lock*>(l));
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_released(ompt::mutex_lock, l);
+}
+int omp_test_lock(void* l) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::mutex_acquire(ompt::mutex_test_lock, 0, l);
+    const bool got = lock_test(static_cast<Lock*>(l));
+    if (got) ompt::mutex_acquired(ompt::mutex_test_lock, l);
+    return got ? 1 : 0;
   }
+  return lock_test(static_cast<Lock*>(l)) ? 1 : 0;
 }
-int omp_test_nest_lock(void* p) {
-  auto* l = static_cast<NestLock*>(p);
-  void* me = current_task_id();
-  // relaxed: as in omp_set_nest_lock.
-  if (std::atomic_ref<void*>(l->owner).load(std::memory_order_relaxed) == me) return ++l->count;
-  if (!lock_test(&l->lock)) return 0;
-  std::atomic_ref<void*>(l->owner).store(me, std::memory_order_relaxed);
-  l->count = 1;
-  return 1;
-}
+
+void omp_init_nest_lock(void* p) { nest_lock_init(p, p); }
+void omp_destroy_nest_lock(void* p) { nest_lock_destroy(p, p); }
+void omp_set_nest_lock(void* p) { nest_lock_set(p, p); }
+void omp_unset_nest_lock(void* p) { nest_lock_unset(p, p); }
+int omp_test_nest_lock(void* p) { return nest_lock_test(p, p); }
 
 void omp_display_env(int verbose) { print_env(verbose != 0); }
 

@@ -227,30 +227,30 @@ std::uintptr_t __kmpc_get_default_allocator(int) { return omp_get_default_alloca
 void plait_kmpv_omp_init_nest_lock(void** lock) {
   void* gcc_lock = std::calloc(1, 16);
   if (gcc_lock == nullptr) fatal("out of memory for a nestable lock");
-  omp_init_nest_lock(gcc_lock);
+  nest_lock_init(gcc_lock, lock);
   *lock = gcc_lock;
 }
 PLAIT_AT_VERSION(omp_init_nest_lock);
 void plait_kmpv_omp_destroy_nest_lock(void** lock) {
   if (*lock == nullptr) return;
-  omp_destroy_nest_lock(*lock);
+  nest_lock_destroy(*lock, lock);
   std::free(*lock);
   *lock = nullptr;
 }
 PLAIT_AT_VERSION(omp_destroy_nest_lock);
 void plait_kmpv_omp_set_nest_lock(void** lock) {
   if (*lock == nullptr) fatal("omp_set_nest_lock: a lock that was not initialised");
-  omp_set_nest_lock(*lock);
+  nest_lock_set(*lock, lock);
 }
 PLAIT_AT_VERSION(omp_set_nest_lock);
 void plait_kmpv_omp_unset_nest_lock(void** lock) {
   if (*lock == nullptr) fatal("omp_unset_nest_lock: a lock that was not initialised");
-  omp_unset_nest_lock(*lock);
+  nest_lock_unset(*lock, lock);
 }
 PLAIT_AT_VERSION(omp_unset_nest_lock);
 int plait_kmpv_omp_test_nest_lock(void** lock) {
   if (*lock == nullptr) fatal("omp_test_nest_lock: a lock that was not initialised");
-  return omp_test_nest_lock(*lock);
+  return nest_lock_test(*lock, lock);
 }
 PLAIT_AT_VERSION(omp_test_nest_lock);
 void omp_init_nest_lock_with_hint(void** lock, int) { plait_kmpv_omp_init_nest_lock(lock); }

@@ -346,12 +346,23 @@ kmp_int32 __kmpc_barrier_master_nowait(ident_t*, kmp_int32) {
 
 kmp_int32 __kmpc_single(ident_t*, kmp_int32) { return GOMP_single_start() ? 1 : 0; }
 void __kmpc_end_single(ident_t*, kmp_int32) {}
-kmp_int32 __kmpc_master(ident_t*, kmp_int32) { return tls.thread.num == 0 ? 1 : 0; }
-void __kmpc_end_master(ident_t*, kmp_int32) {}
-kmp_int32 __kmpc_masked(ident_t*, kmp_int32, kmp_int32 filter) {
-  return static_cast<kmp_int32>(tls.thread.num) == filter ? 1 : 0;
+// (With a tool attached, the executing thread's region is told: OMPT's masked callback.)
+kmp_int32 __kmpc_master(ident_t*, kmp_int32) {
+  const bool mine = tls.thread.num == 0;
+  if (mine && PLAIT_UNLIKELY(ompt::enabled)) ompt::masked(ompt::scope_begin, thread_state());
+  return mine ? 1 : 0;
 }
-void __kmpc_end_masked(ident_t*, kmp_int32) {}
+void __kmpc_end_master(ident_t*, kmp_int32) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::masked(ompt::scope_end, thread_state());
+}
+kmp_int32 __kmpc_masked(ident_t*, kmp_int32, kmp_int32 filter) {
+  const bool mine = static_cast<kmp_int32>(tls.thread.num) == filter;
+  if (mine && PLAIT_UNLIKELY(ompt::enabled)) ompt::masked(ompt::scope_begin, thread_state());
+  return mine ? 1 : 0;
+}
+void __kmpc_end_masked(ident_t*, kmp_int32) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::masked(ompt::scope_end, thread_state());
+}
 
 // A critical name's 32 bytes: the first 8 hold the mutex GOMP's named critical installs there.
 void __kmpc_critical(ident_t*, kmp_int32, kmp_critical_name* crit) {

@@ -721,8 +721,10 @@ void GOMP_ordered_start(void) {
   if (t.ws == nullptr) return;
   WorkShare& s = *t.ws;
   const std::int64_t mine = t.ord_iter;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquire(ompt::mutex_ordered, 0, &s);  // (the loop's slot: its wait id)
   // acquire: pairs with the release store of the member whose turn came before.
   spin_until([&] { return s.ordered_next.load(std::memory_order_acquire) >= mine; });
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_acquired(ompt::mutex_ordered, &s);
 }
 void GOMP_ordered_end(void) {
   Thread& t = thread_state();
@@ -730,6 +732,7 @@ void GOMP_ordered_end(void) {
   ++t.ord_iter;
   // release: this iteration's ordered region happens-before the next one's.
   t.ws->ordered_next.store(t.ord_iter, std::memory_order_release);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_released(ompt::mutex_ordered, t.ws);
 }
 
 // ---- combined parallel loops ----

@@ -532,6 +532,13 @@ struct IncludedFrame {
   detail::Worker* w;
   ompt::data_t ompt_task;  // OMPT: the tool's data of the undeferred task
 };
+// api.cpp: the nestable lock (gcc's layout) with the wait id a tool is told: its own address, or
+// the user's lock word of libomp's layout that points at it (kmp_ext.cpp).
+void nest_lock_init(void* lock, const void* id);
+void nest_lock_destroy(void* lock, const void* id);
+void nest_lock_set(void* lock, const void* id);
+void nest_lock_unset(void* lock, const void* id);
+int nest_lock_test(void* lock, const void* id);
 void included_begin(IncludedFrame& frame, bool final) noexcept;
 void included_end(IncludedFrame& frame) noexcept;
 // task.cpp, for kmp_task.cpp: a task descriptor of libomp's ABI inside a common task record

@@ -55,6 +55,15 @@ using cb_task_schedule_t = void (*)(data_t* prior, int prior_status, data_t* nex
 using cb_implicit_task_t = void (*)(int endpoint, data_t* parallel, data_t* task, unsigned actual_parallelism,
                                     unsigned index, int flags);
 using cb_sync_region_t = void (*)(int kind, int endpoint, data_t* parallel, data_t* task, const void* codeptr);
+using cb_mutex_acquire_t = void (*)(int kind, unsigned hint, unsigned impl, std::uint64_t wait_id, const void* codeptr);
+using cb_mutex_t = void (*)(int kind, std::uint64_t wait_id, const void* codeptr);
+using cb_nest_lock_t = void (*)(int endpoint, std::uint64_t wait_id, const void* codeptr);
+using cb_masked_t = void (*)(int endpoint, data_t* parallel, data_t* task, const void* codeptr);
+using cb_cancel_t = void (*)(data_t* task, int flags, const void* codeptr);
+
+// The mutex implementation reported (kmp_mutex_impl_t's values: 1 spin, 2 queuing): Plait's locks
+// spin, then sleep on a futex, which no value names better than "spin".
+constexpr unsigned mutex_impl = 1;
 
 // The tool's callbacks by event number (ompt_set_callback); written by the tool's initializer (and
 // by later ompt_set_callback calls: relaxed atomics, as a tool may register from any thread).
@@ -83,6 +92,14 @@ bool delivered(int event) noexcept {
     case cb_implicit_task:
     case cb_sync_region:
     case cb_sync_region_wait:
+    case cb_mutex_acquire:
+    case cb_mutex_acquired:
+    case cb_mutex_released:
+    case cb_lock_init:
+    case cb_lock_destroy:
+    case cb_nest_lock:
+    case cb_masked:
+    case cb_cancel:
       return true;
     default:
       return false;
@@ -373,6 +390,49 @@ void sync_region(int kind, int endpoint, Thread& t, const void* codeptr) noexcep
     if (auto f = cb<cb_sync_region_t>(cb_sync_region_wait)) f(kind, scope_end, parallel, task, codeptr);
     if (auto f = cb<cb_sync_region_t>(cb_sync_region)) f(kind, scope_end, parallel, task, codeptr);
   }
+}
+
+}  // namespace plait::omp::ompt
+
+namespace plait::omp::ompt {
+
+static std::uint64_t wait_id(const void* obj) noexcept { return reinterpret_cast<std::uintptr_t>(obj); }
+
+void lock_init(int kind, unsigned hint, const void* obj) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_mutex_acquire_t>(cb_lock_init)) f(kind, hint, mutex_impl, wait_id(obj), nullptr);
+}
+void lock_destroy(int kind, const void* obj) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_mutex_t>(cb_lock_destroy)) f(kind, wait_id(obj), nullptr);
+}
+void mutex_acquire(int kind, unsigned hint, const void* obj) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_mutex_acquire_t>(cb_mutex_acquire)) f(kind, hint, mutex_impl, wait_id(obj), nullptr);
+}
+void mutex_acquired(int kind, const void* obj) noexcept {
+  if (auto f = cb<cb_mutex_t>(cb_mutex_acquired)) f(kind, wait_id(obj), nullptr);
+}
+void mutex_released(int kind, const void* obj) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_mutex_t>(cb_mutex_released)) f(kind, wait_id(obj), nullptr);
+}
+void nest_lock(int endpoint, const void* obj) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_nest_lock_t>(cb_nest_lock)) f(endpoint, wait_id(obj), nullptr);
+}
+void masked(int endpoint, Thread& t) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_masked_t>(cb_masked))
+    f(endpoint, t.team != nullptr ? &t.team->ompt_parallel : &initial_parallel, task_data(current_context(t)), nullptr);
+}
+void cancel(Thread& t, int flags) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_cancel_t>(cb_cancel)) f(task_data(current_context(t)), flags, nullptr);
+}
+void cancel_task(data_t* task, int flags) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_cancel_t>(cb_cancel)) f(task, flags, nullptr);
 }
 
 }  // namespace plait::omp::ompt

@@ -16,8 +16,9 @@
 //
 // Callbacks delivered: thread_begin/end, parallel_begin/end, implicit_task (and the initial task),
 // task_create, task_schedule, sync_region and sync_region_wait for barriers, taskwait and
-// taskgroup. ompt_set_callback answers ompt_set_never for every other event (the standard allows
-// it): docs/openmp.md lists them.
+// taskgroup, mutex_acquire/acquired/released, lock_init/destroy and nest_lock for locks, critical,
+// atomic and ordered, masked (libomp's ABI), cancel. ompt_set_callback answers ompt_set_never for
+// every other event (the standard allows it): docs/openmp.md lists them.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +52,15 @@ enum : int {
   cb_task_schedule = 6,
   cb_implicit_task = 7,
   cb_sync_region_wait = 16,
+  cb_mutex_released = 17,
+  cb_masked = 21,
   cb_sync_region = 23,
+  cb_lock_init = 24,
+  cb_lock_destroy = 25,
+  cb_mutex_acquire = 26,
+  cb_mutex_acquired = 27,
+  cb_nest_lock = 28,
+  cb_cancel = 30,
   cb_count = 38,  // one past the last event of 5.1 (error, 37)
 };
 enum : int { thread_initial = 1, thread_worker = 2, thread_other = 3 };
@@ -76,6 +85,25 @@ enum : int {
   sync_barrier_implicit_parallel = 9,
 };
 
+enum : int {
+  mutex_lock = 1,
+  mutex_test_lock = 2,
+  mutex_nest_lock = 3,
+  mutex_test_nest_lock = 4,
+  mutex_critical = 5,
+  mutex_atomic = 6,
+  mutex_ordered = 7,
+};
+enum : int {
+  cancel_parallel = 0x01,
+  cancel_sections = 0x02,
+  cancel_loop = 0x04,
+  cancel_taskgroup = 0x08,
+  cancel_activated = 0x10,
+  cancel_detected = 0x20,
+  cancel_discarded_task = 0x40,
+};
+
 // Whether a tool is attached (written once, by the constructor, before any region: read plainly).
 extern bool enabled;
 
@@ -92,5 +120,17 @@ void task_create(data_t* encountering, data_t* task, int flags, bool has_deps, c
 void task_schedule(data_t* prior, int status, data_t* next) noexcept;
 // A sync region on thread t of kind `kind` (sync_*), begin or end, with its wait inside it.
 void sync_region(int kind, int endpoint, Thread& t, const void* codeptr) noexcept;
+// Mutual exclusion (locks, critical, atomic, ordered): the object's address is its wait id.
+void lock_init(int kind, unsigned hint, const void* obj) noexcept;
+void lock_destroy(int kind, const void* obj) noexcept;
+void mutex_acquire(int kind, unsigned hint, const void* obj) noexcept;
+void mutex_acquired(int kind, const void* obj) noexcept;
+void mutex_released(int kind, const void* obj) noexcept;
+void nest_lock(int endpoint, const void* obj) noexcept;  // a nestable lock its owner takes again / keeps
+// masked/master (libomp's ABI; gcc inlines the construct): begin and end on the executing thread.
+void masked(int endpoint, Thread& t) noexcept;
+// cancel: `flags` the construct (cancel_parallel ...) | activated, detected or discarded_task.
+void cancel(Thread& t, int flags) noexcept;
+void cancel_task(data_t* task, int flags) noexcept;  // a task discarded (cancel_discarded_task)
 
 }  // namespace plait::omp::ompt

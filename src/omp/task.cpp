@@ -476,7 +476,9 @@ PLAIT_NOINLINE void run_rare_body(TaskRec* r, TaskCtx* prior) noexcept {
   const bool canceled = canceled_slow(r);
   if (PLAIT_UNLIKELY(ompt::enabled)) {
     ompt::data_t* const before = ompt::task_data(prior);
-    if (canceled) {
+    if (canceled) {  // discarded: its taskgroup or region was cancelled
+      ompt::cancel_task(&x->ompt_task, ompt::cancel_discarded_task |
+                                           (group_canceled(x->group) ? ompt::cancel_taskgroup : ompt::cancel_parallel));
       ompt::task_schedule(&x->ompt_task, ompt::status_cancel, before);
       return;
     }

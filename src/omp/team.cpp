@@ -553,8 +553,25 @@ void GOMP_single_copy_end(void* data) {
 static std::mutex critical_mu;
 static std::mutex atomic_mu;
 
-void GOMP_critical_start(void) { critical_mu.lock(); }
-void GOMP_critical_end(void) { critical_mu.unlock(); }
+// With a tool attached (OMPT): the mutex's address is the wait id of a critical or atomic region.
+static void ompt_locked(std::mutex& m, int kind) {
+  ompt::mutex_acquire(kind, 0, &m);
+  m.lock();
+  ompt::mutex_acquired(kind, &m);
+}
+static void ompt_unlocked(std::mutex& m, int kind) {
+  m.unlock();
+  ompt::mutex_released(kind, &m);
+}
+
+void GOMP_critical_start(void) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(critical_mu, ompt::mutex_critical);
+  critical_mu.lock();
+}
+void GOMP_critical_end(void) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(critical_mu, ompt::mutex_critical);
+  critical_mu.unlock();
+}
 
 // Named critical: gcc passes a pointer-sized slot per name (zero-initialised, shared by every
 // user of the name); the first user installs a mutex there.
@@ -569,13 +586,41 @@ static std::mutex* named_mutex(void** slot) {
   delete fresh;
   return m;
 }
-void GOMP_critical_name_start(void** pptr) { named_mutex(pptr)->lock(); }
-void GOMP_critical_name_end(void** pptr) { named_mutex(pptr)->unlock(); }
+void GOMP_critical_name_start(void** pptr) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(*named_mutex(pptr), ompt::mutex_critical);
+  named_mutex(pptr)->lock();
+}
+void GOMP_critical_name_end(void** pptr) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(*named_mutex(pptr), ompt::mutex_critical);
+  named_mutex(pptr)->unlock();
+}
 
-void GOMP_atomic_start(void) { atomic_mu.lock(); }
-void GOMP_atomic_end(void) { atomic_mu.unlock(); }
+void GOMP_atomic_start(void) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(atomic_mu, ompt::mutex_atomic);
+  atomic_mu.lock();
+}
+void GOMP_atomic_end(void) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(atomic_mu, ompt::mutex_atomic);
+  atomic_mu.unlock();
+}
+
+// OMPT's construct flag for GOMP's cancellation kind (the two number loops and sections the other way).
+static int ompt_construct(int which) {
+  return (which & cancel_parallel) != 0 ? ompt::cancel_parallel
+         : (which & cancel_loop) != 0   ? ompt::cancel_loop
+         : (which & cancel_sections) != 0 ? ompt::cancel_sections
+                                          : ompt::cancel_taskgroup;
+}
+
+static bool cancellation_point(int which);
 
 bool GOMP_cancellation_point(int which) {
+  const bool yes = cancellation_point(which);
+  if (yes && PLAIT_UNLIKELY(ompt::enabled)) ompt::cancel(thread_state(), ompt_construct(which) | ompt::cancel_detected);
+  return yes;
+}
+
+static bool cancellation_point(int which) {
   if (!global().cancel) return false;
   Thread& t = thread_state();
   // relaxed: a flag read at a cancellation point; the construct's end orders the rest.
@@ -593,6 +638,7 @@ bool GOMP_cancel(int which, bool do_cancel) {
   if (!global().cancel) return false;
   if (!do_cancel) return GOMP_cancellation_point(which);
   Thread& t = thread_state();
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::cancel(t, ompt_construct(which) | ompt::cancel_activated);
   // relaxed: as above.
   if (which & cancel_parallel) {
     if (t.team != nullptr) cancel_region(t);
