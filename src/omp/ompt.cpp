@@ -60,6 +60,7 @@ using cb_mutex_t = void (*)(int kind, std::uint64_t wait_id, const void* codeptr
 using cb_nest_lock_t = void (*)(int endpoint, std::uint64_t wait_id, const void* codeptr);
 using cb_masked_t = void (*)(int endpoint, data_t* parallel, data_t* task, const void* codeptr);
 using cb_cancel_t = void (*)(data_t* task, int flags, const void* codeptr);
+using cb_dependences_t = void (*)(data_t* task, const dependence_t* deps, int ndeps);
 
 // The mutex implementation reported (kmp_mutex_impl_t's values: 1 spin, 2 queuing): Plait's locks
 // spin, then sleep on a futex, which no value names better than "spin".
@@ -100,6 +101,7 @@ bool delivered(int event) noexcept {
     case cb_nest_lock:
     case cb_masked:
     case cb_cancel:
+    case cb_dependences:
       return true;
     default:
       return false;
@@ -433,6 +435,9 @@ void cancel(Thread& t, int flags) noexcept {
 void cancel_task(data_t* task, int flags) noexcept {
   (void)thread_data();
   if (auto f = cb<cb_cancel_t>(cb_cancel)) f(task, flags, nullptr);
+}
+void dependences(data_t* task, const dependence_t* deps, int n) noexcept {
+  if (auto f = cb<cb_dependences_t>(cb_dependences)) f(task, deps, n);
 }
 
 }  // namespace plait::omp::ompt

@@ -17,7 +17,7 @@
 // Callbacks delivered: thread_begin/end, parallel_begin/end, implicit_task (and the initial task),
 // task_create, task_schedule, sync_region and sync_region_wait for barriers, taskwait and
 // taskgroup, mutex_acquire/acquired/released, lock_init/destroy and nest_lock for locks, critical,
-// atomic and ordered, masked (libomp's ABI), cancel. ompt_set_callback answers ompt_set_never for
+// atomic and ordered, masked (libomp's ABI), cancel, dependences. ompt_set_callback answers ompt_set_never for
 // every other event (the standard allows it): docs/openmp.md lists them.
 #pragma once
 
@@ -53,6 +53,7 @@ enum : int {
   cb_implicit_task = 7,
   cb_sync_region_wait = 16,
   cb_mutex_released = 17,
+  cb_dependences = 18,
   cb_masked = 21,
   cb_sync_region = 23,
   cb_lock_init = 24,
@@ -104,6 +105,13 @@ enum : int {
   cancel_discarded_task = 0x40,
 };
 
+enum : int { dependence_in = 1, dependence_out = 2, dependence_inout = 3, dependence_mutexinoutset = 4,
+             dependence_inoutset = 7 };
+struct dependence_t {
+  data_t variable;
+  int dependence_type;
+};
+
 // Whether a tool is attached (written once, by the constructor, before any region: read plainly).
 extern bool enabled;
 
@@ -132,5 +140,7 @@ void masked(int endpoint, Thread& t) noexcept;
 // cancel: `flags` the construct (cancel_parallel ...) | activated, detected or discarded_task.
 void cancel(Thread& t, int flags) noexcept;
 void cancel_task(data_t* task, int flags) noexcept;  // a task discarded (cancel_discarded_task)
+// A deferred task's dependences, after its task_create (out and inout are one kind here: inout).
+void dependences(data_t* task, const dependence_t* deps, int n) noexcept;
 
 }  // namespace plait::omp::ompt

@@ -1086,7 +1086,7 @@ PLAIT_INLINE void run_included(Thread& t, detail::Worker* w, TaskCtx* parent, vo
     ompt::task_create(ompt::task_data(parent), &ompt_task,
                       ompt::task_explicit | ompt::task_undeferred | (final ? ompt::task_final : 0) |
                           ((flags & task_untied) != 0 ? ompt::task_untied : 0),
-                      false, nullptr);
+                      (flags & task_depend) != 0, nullptr);
     ompt::task_schedule(ompt::task_data(saved), ompt::status_switch, &ompt_task);
     ompt_push_on_stack(&ctx, &ompt_task);
   }
@@ -1197,6 +1197,19 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
   // (A queued dependent task holds its node in its rare part, as a detached one does.)
   TaskRec* r = make_task_general(t, w, parent, fn, data, cpyfn, arg_size, arg_align, flags,
                                  PLAIT_UNLIKELY(prio >= 0) && (flags & task_depend) != 0 && depend != nullptr);
+  if (PLAIT_UNLIKELY(ompt::enabled) && (flags & task_depend) != 0 && depend != nullptr) {
+    DepList acc;  // (the task's create was told in make_task_general; its dependences follow)
+    collect_deps(depend, acc);
+    std::vector<ompt::dependence_t> list;
+    list.reserve(acc.span().size());
+    for (const plait::access& a : acc.span())
+      list.push_back(ompt::dependence_t{ompt::data_t{.ptr = const_cast<void*>(a.addr)},
+                                        a.mode == dep_mode::in              ? ompt::dependence_in
+                                        : a.mode == dep_mode::mutexinoutset ? ompt::dependence_mutexinoutset
+                                        : a.mode == dep_mode::inoutset      ? ompt::dependence_inoutset
+                                                                            : ompt::dependence_inout});
+    ompt::dependences(&r->rare->ompt_task, list.data(), static_cast<int>(list.size()));
+  }
   if (PLAIT_UNLIKELY((flags & task_detach) != 0)) {
     r->rare->has_detach = true;  // published with the record (push, or the data-flow engine)
     // The omp_event_handle_t goes to the creator's event variable and to the first word of the

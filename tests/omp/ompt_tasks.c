@@ -1,5 +1,5 @@
 /* OMPT: a tool inside the program (ompt_start_tool) records the callbacks of a parallel region with
- * tasks, nested tasks, an undeferred task, taskwait, taskgroup and an explicit barrier, and the
+ * tasks, nested tasks, an undeferred task, dependent tasks, taskwait, taskgroup and an explicit barrier, and the
  * program checks the sequence as the standard requires it (OpenMP 5.1, chapter 4):
  *   - thread_begin(initial) and the initial task's implicit_task begin come first;
  *   - one parallel_begin and one parallel_end with the same parallel data; one implicit_task begin
@@ -10,6 +10,8 @@
  *     thread, in that order; a child's creator is its parent task;
  *   - the taskwait, taskgroup and barrier regions come as sync_region begin/end pairs with their
  *     sync_region_wait pairs nested inside, told to the task that waits;
+ *   - two dependent tasks: a dependences callback each, after its creation, with the variables and
+ *     kinds of their depend clauses;
  *   - ompt_get_task_info(0) inside a task answers that task's data, ompt_get_parallel_info(0)
  *     the region and its size; ompt_get_thread_data is the thread_begin's data.
  * Built by clang (libomp is the reference) and by gcc (libgomp has no OMPT: only Plait runs it).
@@ -25,7 +27,7 @@
 #define MAXEV 8192
 
 enum { EV_THREAD_BEGIN = 1, EV_PAR_BEGIN, EV_PAR_END, EV_IMPL_BEGIN, EV_IMPL_END, EV_CREATE, EV_SWITCH, EV_COMPLETE,
-       EV_SYNC_BEGIN, EV_SYNC_END, EV_WAIT_BEGIN, EV_WAIT_END };
+       EV_SYNC_BEGIN, EV_SYNC_END, EV_WAIT_BEGIN, EV_WAIT_END, EV_DEPS };
 
 struct event {
   int ready;       /* set (release) once the event is written: a scan skips events being written */
@@ -114,6 +116,17 @@ static void on_sync_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t ep, ompt
   add(ep == ompt_scope_begin ? EV_WAIT_BEGIN : EV_WAIT_END, val(task), val(par), (int)kind, 0);
 }
 
+static int dx, dy; /* the dependent tasks' variables */
+static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int ndeps) {
+  /* a: the task; b: 1 if every variable is dx or dy; flags: how many; extra: the kinds, one digit each */
+  int kinds = 0, ours = 1;
+  for (int i = 0; i < ndeps; ++i) {
+    kinds = kinds * 10 + (int)deps[i].dependence_type;
+    if (deps[i].variable.ptr != (void *)&dx && deps[i].variable.ptr != (void *)&dy) ours = 0;
+  }
+  add(EV_DEPS, val(task), (uint64_t)ours, ndeps, kinds);
+}
+
 static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool) {
   (void)device, (void)tool;
   ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
@@ -130,6 +143,7 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
   SET(ompt_callback_task_schedule, on_task_schedule);
   SET(ompt_callback_sync_region, on_sync_region);
   SET(ompt_callback_sync_region_wait, on_sync_wait);
+  SET(ompt_callback_dependences, on_dependences);
   return 1;
 }
 static void finalize(ompt_data_t *tool) { (void)tool; }
@@ -193,6 +207,11 @@ int main(void) {
           __atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
         }
       }
+#pragma omp task depend(out : dx) shared(dx)
+      dx = 1;
+#pragma omp task depend(in : dx) depend(inout : dy) shared(dx, dy)
+      dy = dx + 1;
+#pragma omp taskwait
     }
 #pragma omp barrier
   }
@@ -269,7 +288,25 @@ int main(void) {
     CHECK(i < sw && sw < co, "task %llu: created, started and completed out of order", (unsigned long long)c->a);
     CHECK(events[sw].thread == events[co].thread, "task %llu started and completed on two threads", (unsigned long long)c->a);
   }
-  CHECK(created == NTASKS + NTASKS / 4 + 2, "%d task_create, expected %d", created, NTASKS + NTASKS / 4 + 2);
+  CHECK(created == NTASKS + NTASKS / 4 + 4, "%d task_create, expected %d", created, NTASKS + NTASKS / 4 + 4);
+  /* dependences: the two dependent tasks, after their creation; out is told as out or inout (gcc's
+   * and clang's calls into the runtime merge the two) */
+  CHECK(dy == 2, "the dependent tasks computed %d, not 2", dy);
+  int ndeps = 0;
+  for (int i = 0; i < nev; ++i) {
+    const struct event *e = &events[i];
+    if (e->kind != EV_DEPS) continue;
+    ++ndeps;
+    CHECK(e->b == 1, "a dependence on a variable that is neither dx nor dy");
+    int made = 0;
+    for (int j = 0; j < i; ++j)
+      if (events[j].kind == EV_CREATE && events[j].a == e->a) made = 1;
+    CHECK(made, "dependences told before (or without) the task's creation");
+    if (e->flags == 1) CHECK(e->extra == 2 || e->extra == 3, "depend(out: dx) told as kind %d", e->extra);
+    else CHECK(e->flags == 2 && (e->extra == 13 || e->extra == 31), "depend(in: dx) depend(inout: dy) told as %d kinds %d",
+               e->flags, e->extra);
+  }
+  CHECK(ndeps == 2, "%d dependences callbacks, expected 2", ndeps);
   for (int i = 0; i < NTASKS + 2; ++i) {
     int found = 0;
     for (int j = 0; j < nev; ++j)
