@@ -188,8 +188,9 @@ int main(int argc, char **argv) {
 #pragma omp critical(ompt_sync_crit)
       ++sum_crit;
     }
+#pragma omp barrier
 #pragma omp master
-    {
+    { /* (after the barrier: no member holds the lock, so the test below takes it) */
       omp_set_nest_lock(&nest);
       omp_set_nest_lock(&nest); /* the owner again: nest_lock begin */
       omp_unset_nest_lock(&nest); /* kept: nest_lock end */
