@@ -226,7 +226,8 @@ int main(int argc, char **argv) {
 #pragma omp parallel num_threads(2)
     {
       ompt_data_t *inner = NULL, *outer = NULL;
-      CHECK(get_parallel_info(0, &inner, &size) == 2 && get_parallel_info(1, &outer, &size) == 2,
+      int isize = 0; /* (each inner member's own) */
+      CHECK(get_parallel_info(0, &inner, &isize) == 2 && get_parallel_info(1, &outer, &isize) == 2,
             "no parallel info at levels 0 and 1 in a nested region");
       if (outer->value != outer_par || inner->value == outer_par) __atomic_store_n(&nested_ok, 0, __ATOMIC_RELAXED);
     }
