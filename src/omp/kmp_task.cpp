@@ -144,7 +144,6 @@ void end_task(Tail* tl, kmp_task_t* task, bool ran_as_record) {
   else if (!ran_as_record) descriptor_record_discard(task);
 }
 
-
 struct Arg {
   void* event;  // GOMP's event handle of a detachable task goes here (task.cpp writes the first word)
   kmp_task_t* task;

@@ -118,6 +118,7 @@ const std::vector<int>& initial_cpus();
 // of each of a team's T members under bind policy `bind` (omp_proc_bind_t: 1 true, 2 primary,
 // 3 close, 4 spread) on P places, and that as pool_options::places for a bound team of n.
 const std::vector<std::vector<int>>& place_list();
+int num_places();  // the places a thread can be bound to (0: threads are not bound; places.cpp)
 std::vector<std::size_t> place_assignment(unsigned T, int bind, std::size_t P);
 std::string team_places(unsigned n, int bind);
 

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,12 +20,7 @@ extern "C" {
 // global-scope lookup below then finds it). libplait-omp defines none of its own.
 struct plait_ompt_start_result;
 __attribute__((weak)) plait_ompt_start_result* ompt_start_tool(unsigned int omp_version, const char* runtime_version);
-int omp_get_num_places(void);
-int omp_get_place_num_procs(int place);
-void omp_get_place_proc_ids(int place, int* ids);
 int omp_get_place_num(void);
-int omp_get_partition_num_places(void);
-void omp_get_partition_place_nums(int* place_nums);
 }
 
 namespace plait::omp::ompt {
@@ -125,17 +121,19 @@ int get_callback(int event, interface_fn* callback) {
 }
 data_t* get_thread_data() { return enabled ? thread_data() : nullptr; }  // (every thread has one with a tool)
 int get_num_procs() { return static_cast<int>(global().num_procs); }
-int get_num_places() { return omp_get_num_places(); }
+int get_num_places() { return num_places(); }
 int get_place_proc_ids(int place, int ids_size, int* ids) {
-  const int n = omp_get_place_num_procs(place);
-  if (n <= 0) return 0;
-  if (ids != nullptr && ids_size >= n) omp_get_place_proc_ids(place, ids);
+  if (place < 0 || place >= num_places()) return 0;
+  const std::vector<int>& p = place_list()[static_cast<std::size_t>(place)];
+  const int n = static_cast<int>(p.size());
+  if (ids != nullptr && ids_size >= n) std::copy(p.begin(), p.end(), ids);
   return n;
 }
 int get_place_num() { return omp_get_place_num(); }
-int get_partition_place_nums(int size, int* nums) {
-  const int n = omp_get_partition_num_places();
-  if (nums != nullptr && size >= n) omp_get_partition_place_nums(nums);
+int get_partition_place_nums(int size, int* nums) {  // (the partition is every place, as omp_get_partition_place_nums says)
+  const int n = num_places();
+  if (nums != nullptr && size >= n)
+    for (int i = 0; i < n; ++i) nums[i] = i;
   return n;
 }
 int get_proc_id() { return sched_getcpu(); }

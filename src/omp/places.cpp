@@ -47,9 +47,9 @@ bool binding() {
   return b;
 }
 
-int num_places() { return binding() ? static_cast<int>(place_list().size()) : 0; }
-
 }  // namespace
+
+int num_places() { return binding() ? static_cast<int>(place_list().size()) : 0; }
 
 const std::vector<detail::Place>& place_list() {
   static const std::vector<detail::Place> list = [] {

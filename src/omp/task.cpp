@@ -592,29 +592,52 @@ PLAIT_INLINE void copy_small_args(void* dst, const void* src, std::size_t n) noe
 // A common record (no rare part) for a child of `parent` with an argument block of arg_size <= 32
 // bytes (align <= 8), from w's allocator, counted. Null when the allocator's cache of its class is
 // empty (the caller then goes the general way, which refills it).
+// A ready record of this thread (see ReadyRecords) as a new child of `parent`: the per-task fields
+// only. Null when the thread keeps none.
+PLAIT_INLINE TaskRec* take_ready_record(TaskCtx* parent) noexcept {
+  ReadyRecords& ready = tls.ready;
+  auto* r = static_cast<TaskRec*>(ready.head);
+  if (PLAIT_UNLIKELY(r == nullptr)) return nullptr;
+  ready.head = ready_next(r);
+  PLAIT_ASSERT(holds_ready_fields(r));
+  r->ctx.kids.local = 0;
+  r->ctx.kids.flushed = 0;
+  r->ctx.parent = parent;
+  return r;
+}
+
+// A new common record in block b (of the common class), a child of `parent` made by thread t.
+PLAIT_INLINE TaskRec* new_common_record(void* b, Thread& t, TaskCtx* parent) noexcept {
+  auto* r = ::new (b) TaskRec;
+  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, nullptr, false);
+  r->ctx.owner = &t;  // (see ReadyRecords)
+  r->rare = nullptr;
+  return r;
+}
+
+// Whether a common record of `parent` may be pushed at head h of w by GOMP_task's fast path (see
+// task_plain), and that push: the record counted in its parent's counts first.
+PLAIT_INLINE bool fast_push_ok(const TaskCtx* parent, detail::Worker* w, std::uint32_t h) noexcept {
+  return parent->plain_children() && parent->group == nullptr && h - w->dq.split < w->throttle && w->dq.push_fast_ok(h);
+}
+PLAIT_INLINE void fast_push(detail::Worker* w, std::uint32_t h, TaskRec* r) noexcept {
+  // push's fast path (detail::push) at the head read by the caller.
+  detail::write_private(w, h, &task_exec,
+                        reinterpret_cast<std::uintptr_t>(r) | static_cast<std::uintptr_t>(detail::slot_kind::detached));
+}
+
 PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
                                 std::size_t arg_size) noexcept {
   PLAIT_ASSERT(arg_size <= 32);
-  ReadyRecords& ready = tls.ready;
-  auto* r = static_cast<TaskRec*>(ready.head);
-  if (PLAIT_LIKELY(r != nullptr)) {
-    // A ready record (see ReadyRecords): the per-task fields only.
-    ready.head = ready_next(r);
-    PLAIT_ASSERT(holds_ready_fields(r));
-    r->ctx.kids.local = 0;
-    r->ctx.kids.flushed = 0;
-    r->ctx.parent = parent;
-  } else {
+  TaskRec* r = take_ready_record(parent);
+  if (PLAIT_UNLIKELY(r == nullptr)) {
     detail::AllocCache& k = w->acache[common_class];
     detail::FreeBlock* b = k.head;
     if (PLAIT_UNLIKELY(b == nullptr)) return nullptr;
     PLAIT_ALLOC_UNPOISON(b, common_bytes);
     k.head = b->next;
     --k.n;
-    r = ::new (static_cast<void*>(b)) TaskRec;
-    ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, parent, nullptr, false);
-    r->ctx.owner = &t;  // (see ReadyRecords)
-    r->rare = nullptr;
+    r = new_common_record(b, t, parent);
   }
   r->fn = fn;
   r->team = t.team;
@@ -846,8 +869,8 @@ void ompt_push_on_stack(const TaskCtx* c, ompt::data_t* d) { ompt_on_stack.push_
 void ompt_pop_on_stack() { ompt_on_stack.pop_back(); }
 
 // OMPT: the tool's data of the task whose context c is: an explicit task's in its record's rare
-// part, an implicit (or the initial) task's in its thread's state. An undeferred task's context is
-// on its creator's stack, not a record: null for it (its data is given in its own callbacks).
+// part, an implicit (or the initial) task's in its thread's state, an undeferred task's (its
+// context is on its creator's stack, not a record) in ompt_on_stack.
 ompt::data_t* ompt::task_data(TaskCtx* c) noexcept {
   if (c == nullptr) return nullptr;
   if (!c->is_explicit) return c->owner != nullptr ? &const_cast<Thread*>(c->owner)->ompt_implicit : &tls.thread.ompt_implicit;
@@ -927,11 +950,7 @@ PLAIT_INLINE void* fill_fast_descriptor(TaskRec* r, const Thread& t, kmp_int32 f
 PLAIT_NOINLINE void* descriptor_alloc_cached(kmp_int32 flags, std::size_t sizeof_task, std::size_t sizeof_shareds,
                                            void* routine) noexcept {
   Thread& t = tls.thread;
-  detail::Worker* const w = t.fast_w;
-  auto* r = ::new (detail::task_alloc_bytes(w, common_bytes, alignof(TaskRec))) TaskRec;
-  ::new (&r->ctx) TaskCtx(TaskCtx::explicit_task{}, t.task, nullptr, false);
-  r->ctx.owner = &t;  // (see ReadyRecords)
-  r->rare = nullptr;
+  TaskRec* r = new_common_record(detail::task_alloc_bytes(t.fast_w, common_bytes, alignof(TaskRec)), t, t.task);
   return fill_fast_descriptor(r, t, flags, sizeof_task, sizeof_shareds, routine);
 }
 }  // namespace
@@ -944,15 +963,8 @@ void* descriptor_alloc_fast(kmp_int32 flags, std::size_t sizeof_task, std::size_
       PLAIT_UNLIKELY((sizeof_task + 7) / 8 * 8 + sizeof_shareds > common_bytes - descriptor_off))
     return descriptor_alloc_general(flags, sizeof_task, sizeof_shareds, routine);
   PLAIT_ASSERT(t.task != nullptr && t.icv_set && t.fast_w == detail::current_worker());
-  ReadyRecords& ready = tls.ready;
-  auto* r = static_cast<TaskRec*>(ready.head);
+  TaskRec* const r = take_ready_record(t.task);
   if (PLAIT_UNLIKELY(r == nullptr)) return descriptor_alloc_cached(flags, sizeof_task, sizeof_shareds, routine);
-  // As make_task: a ready record's per-task fields only.
-  ready.head = ready_next(r);
-  PLAIT_ASSERT(holds_ready_fields(r));
-  r->ctx.kids.local = 0;
-  r->ctx.kids.flushed = 0;
-  r->ctx.parent = t.task;
   return fill_fast_descriptor(r, t, flags, sizeof_task, sizeof_shareds, routine);
 }
 
@@ -967,13 +979,10 @@ PLAIT_INLINE bool record_submit(void* task) noexcept {
   if (PLAIT_UNLIKELY(w == nullptr) || PLAIT_UNLIKELY(r->ctx.parent != parent) || PLAIT_UNLIKELY(r->team != t.team))
     return false;
   const std::uint32_t h = w->dq.head;
-  if (PLAIT_UNLIKELY(!(parent->plain_children() && parent->group == nullptr && h - w->dq.split < w->throttle &&
-                       w->dq.push_fast_ok(h))))
-    return false;
+  if (PLAIT_UNLIKELY(!fast_push_ok(parent, w, h))) return false;
   PLAIT_ASSERT(parent->owner == &t && !parent->kids.flushed && !parent->sub.flushed);
   parent->add_locals(1);  // counted before anyone can run it (as make_task)
-  detail::write_private(w, h, &task_exec,
-                        reinterpret_cast<std::uintptr_t>(r) | static_cast<std::uintptr_t>(detail::slot_kind::detached));
+  fast_push(w, h, r);
   return true;
 }
 }  // namespace
@@ -1346,12 +1355,9 @@ PLAIT_INLINE void task_plain(void (*fn)(void*), void* data, long arg_size) {
   // where over_throttle decides exactly; so does a push the deque's limit refuses (full, or a
   // thief's request to serve: push_slow does that).
   const std::uint32_t h = w->dq.head;
-  if (PLAIT_LIKELY(parent->plain_children() && parent->group == nullptr && h - w->dq.split < w->throttle &&
-                   w->dq.push_fast_ok(h))) {
+  if (PLAIT_LIKELY(fast_push_ok(parent, w, h))) {
     if (TaskRec* r = make_task(t, w, parent, fn, data, static_cast<std::size_t>(arg_size)); PLAIT_LIKELY(r != nullptr)) {
-      // push's fast path (detail::push) at the head read above.
-      detail::write_private(w, h, &task_exec,
-                            reinterpret_cast<std::uintptr_t>(r) | static_cast<std::uintptr_t>(detail::slot_kind::detached));
+      fast_push(w, h, r);
       return;
     }
   }

@@ -198,13 +198,10 @@ void release_idle_pools() {
 static void barrier_body(Thread& t) noexcept;
 
 void team_barrier(Thread& t, int ompt_kind) noexcept {
-  if (PLAIT_UNLIKELY(ompt::enabled)) {
-    ompt::sync_region(ompt_kind, ompt::scope_begin, t, nullptr);
-    barrier_body(t);
-    ompt::sync_region(ompt_kind, ompt::scope_end, t, nullptr);
-    return;
-  }
+  const bool told = PLAIT_UNLIKELY(ompt::enabled);
+  if (told) ompt::sync_region(ompt_kind, ompt::scope_begin, t, nullptr);
   barrier_body(t);
+  if (told) ompt::sync_region(ompt_kind, ompt::scope_end, t, nullptr);
 }
 
 static void barrier_body(Thread& t) noexcept {
@@ -242,13 +239,10 @@ static void end_barrier_body(Thread& t) noexcept {
 }
 
 void team_end_barrier(Thread& t) noexcept {
-  if (PLAIT_UNLIKELY(ompt::enabled)) {
-    ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_begin, t, nullptr);
-    end_barrier_body(t);
-    ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_end, t, nullptr);
-    return;
-  }
+  const bool told = PLAIT_UNLIKELY(ompt::enabled);
+  if (told) ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_begin, t, nullptr);
   end_barrier_body(t);
+  if (told) ompt::sync_region(ompt::sync_barrier_implicit_parallel, ompt::scope_end, t, nullptr);
 }
 
 // Cancels the region and releases members waiting in the current phase of an explicit barrier.
@@ -553,25 +547,24 @@ void GOMP_single_copy_end(void* data) {
 static std::mutex critical_mu;
 static std::mutex atomic_mu;
 
-// With a tool attached (OMPT): the mutex's address is the wait id of a critical or atomic region.
-static void ompt_locked(std::mutex& m, int kind) {
-  ompt::mutex_acquire(kind, 0, &m);
+// Takes and gives back the mutex of a critical or atomic region; with a tool attached (OMPT) it is
+// told, the mutex's address the wait id.
+static void region_lock(std::mutex& m, int ompt_kind) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) {
+    ompt::mutex_acquire(ompt_kind, 0, &m);
+    m.lock();
+    ompt::mutex_acquired(ompt_kind, &m);
+    return;
+  }
   m.lock();
-  ompt::mutex_acquired(kind, &m);
 }
-static void ompt_unlocked(std::mutex& m, int kind) {
+static void region_unlock(std::mutex& m, int ompt_kind) {
   m.unlock();
-  ompt::mutex_released(kind, &m);
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::mutex_released(ompt_kind, &m);
 }
 
-void GOMP_critical_start(void) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(critical_mu, ompt::mutex_critical);
-  critical_mu.lock();
-}
-void GOMP_critical_end(void) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(critical_mu, ompt::mutex_critical);
-  critical_mu.unlock();
-}
+void GOMP_critical_start(void) { region_lock(critical_mu, ompt::mutex_critical); }
+void GOMP_critical_end(void) { region_unlock(critical_mu, ompt::mutex_critical); }
 
 // Named critical: gcc passes a pointer-sized slot per name (zero-initialised, shared by every
 // user of the name); the first user installs a mutex there.
@@ -586,23 +579,11 @@ static std::mutex* named_mutex(void** slot) {
   delete fresh;
   return m;
 }
-void GOMP_critical_name_start(void** pptr) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(*named_mutex(pptr), ompt::mutex_critical);
-  named_mutex(pptr)->lock();
-}
-void GOMP_critical_name_end(void** pptr) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(*named_mutex(pptr), ompt::mutex_critical);
-  named_mutex(pptr)->unlock();
-}
+void GOMP_critical_name_start(void** pptr) { region_lock(*named_mutex(pptr), ompt::mutex_critical); }
+void GOMP_critical_name_end(void** pptr) { region_unlock(*named_mutex(pptr), ompt::mutex_critical); }
 
-void GOMP_atomic_start(void) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_locked(atomic_mu, ompt::mutex_atomic);
-  atomic_mu.lock();
-}
-void GOMP_atomic_end(void) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) return ompt_unlocked(atomic_mu, ompt::mutex_atomic);
-  atomic_mu.unlock();
-}
+void GOMP_atomic_start(void) { region_lock(atomic_mu, ompt::mutex_atomic); }
+void GOMP_atomic_end(void) { region_unlock(atomic_mu, ompt::mutex_atomic); }
 
 // OMPT's construct flag for GOMP's cancellation kind (the two number loops and sections the other way).
 static int ompt_construct(int which) {

@@ -47,6 +47,25 @@ LIBOMP_CANDIDATES = ("/usr/lib/llvm-16/lib/libomp.so.5", "/usr/lib/x86_64-linux-
 PLAIT_OMP_LIB = "libplait-omp.so.1"  # in the gcc tree's build directory, beside bin/
 
 
+@dataclass(frozen=True)
+class OmpFront:
+    """One compiler's OpenMP binaries on the OpenMP libraries (the report's and the verdicts' parts)."""
+
+    compiler: str
+    peers: tuple[str, ...]    # the binary on its own library first, then on the other libraries
+    libraries: str            # the peers' libraries, in words
+    mine: str                 # the binary on libplait-omp
+    natives: tuple[str, ...]  # the native Plait build to compare with: the first the session has
+
+    @property
+    def own(self) -> str:
+        return self.peers[0]
+
+
+OMP_FRONTS = (OmpFront("gcc", ("gomp", "gomp@libomp"), "libgomp and libomp", "gomp@plait", ("plait",)),
+              OmpFront("clang", ("libomp",), "libomp", "libomp@plait", ("plait@clang", "plait")))
+
+
 def find_mpirun() -> tuple[str | None, str]:
     """The MPI launcher: PLAIT_BENCH_MPIRUN, else mpirun or mpiexec on PATH; (None, why) if none."""
     import shutil

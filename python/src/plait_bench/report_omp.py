@@ -22,38 +22,18 @@ limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from .analysis import Cell, Dataset, Summary, _num
 from .markdown import md_table
 from .plots import save_captioned, series_style
-from .registry import omp_lib_of
+from .registry import OMP_FRONTS, OmpFront, omp_lib_of
 from .runner import FAILED_STATUSES
 from .suite import Paired, median_ci, paired_ratio, per_round
 
 
 
-@dataclass(frozen=True)
-class Front:
-    """One compiler's OpenMP binaries: the series of its own library first among the peers."""
-
-    compiler: str
-    peers: tuple[str, ...]   # the binary on its own library, then on the other libraries
-    mine: str                # the binary on libplait-omp
-    natives: tuple[str, ...]  # the native Plait build to compare with: the first the session has
-    figure: str
-
-    @property
-    def own(self) -> str:
-        return self.peers[0]
-
-
-GCC = Front("gcc", ("gomp", "gomp@libomp"), "gomp@plait", ("plait",), "omp_same_binary.png")
-CLANG = Front("clang", ("libomp",), "libomp@plait", ("plait@clang", "plait"), "omp_same_binary_clang.png")
-FRONTS = (GCC, CLANG)
-# (the gcc part's names, kept for the callers that know only it)
-MINE, PEERS, NATIVE = GCC.mine, GCC.peers, GCC.natives[0]
+FIGURE = {"gcc": "omp_same_binary.png", "clang": "omp_same_binary_clang.png"}
 # Targets of the front door on the same binary (docs/openmp.md)
 FIB_NS_PER_TASK = 10.0
 FIB_SPEEDUP_2 = 1.8
@@ -97,13 +77,13 @@ def _params(base: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(base.items())) or "–"
 
 
-def _native(ds: Dataset, f: Front, kernel: str, base: dict) -> str:
+def _native(ds: Dataset, f: OmpFront, kernel: str, base: dict) -> str:
     """The native Plait series a part compares with: the first of f.natives the configuration has."""
     have = set(ds.series(kernel))
     return next((n for n in f.natives if n in have), f.natives[-1])
 
 
-def _cells(ds: Dataset, f: Front, kernel: str, base: dict, threads: int) -> dict[str, Cell]:
+def _cells(ds: Dataset, f: OmpFront, kernel: str, base: dict, threads: int) -> dict[str, Cell]:
     """The part's cells of one configuration and thread count; the native one under the key "native"."""
     out = {}
     for s in (*f.peers, f.mine):
@@ -134,7 +114,7 @@ def _overhead_paired(mine: Cell, serial: Cell) -> Paired | None:
     return _paired(mine, serial, lambda m, s: m - s, lambda r: _num(r.stats.get("ns_per_task")))
 
 
-def _targets(ds: Dataset, f: Front) -> list[list[str]]:
+def _targets(ds: Dataset, f: OmpFront) -> list[list[str]]:
     rows: list[list[str]] = []
     if "fib" in ds.kernels():
         for base in ds.problems("fib"):
@@ -191,7 +171,7 @@ INTRO = {
 }
 
 
-def _part(ds: Dataset, f: Front, out_dir: Path, caption) -> tuple[list[str], list[Path]]:
+def _part(ds: Dataset, f: OmpFront, out_dir: Path, caption) -> tuple[list[str], list[Path]]:
     """One compiler's part of the section, or nothing when the session has no f.mine runs."""
     rows, bars, written = [], [], []
     n_ok = n_failed = 0
@@ -261,12 +241,12 @@ def _part(ds: Dataset, f: Front, out_dir: Path, caption) -> tuple[list[str], lis
         ax.set_title(f"The same {f.compiler}-built OpenMP binary on {others}, and native Plait", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        path = out_dir / f.figure
+        path = out_dir / FIGURE[f.compiler]
         cap = (f"{caption(n_ok, n_failed)}; the highest thread count of each configuration; whiskers: fastest and "
                f"slowest run over {f.own}'s median")
         save_captioned(fig, path, cap)
         written.append(path)
-        md.append(f"\n![same {f.compiler} binary]({f.figure})\n\n*{cap}.*\n")
+        md.append(f"\n![same {f.compiler} binary]({FIGURE[f.compiler]})\n\n*{cap}.*\n")
     return md, written
 
 
@@ -276,8 +256,8 @@ def omp_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[Pa
           "clang's through libomp's. Paired ratios are taken round by round (the runs of one round are "
           "interleaved) with the 95 % sign-test interval of their median; *tie*: the interval holds the limit.\n"]
     written: list[Path] = []
-    for f in FRONTS:
+    for f in OMP_FRONTS:
         part, files = _part(ds, f, out_dir, caption)
         md += part
         written += files
-    return (md, written) if written or len(md) > 2 else ([], [])
+    return (md, written) if len(md) > 2 else ([], [])  # (no part: the session has no run on libplait-omp)

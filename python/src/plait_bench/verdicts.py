@@ -33,7 +33,7 @@ from typing import Callable
 
 from .analysis import Cell, Dataset, uts_points
 from .loops import lines as loop_lines
-from .registry import MPI_RUNTIMES
+from .registry import MPI_RUNTIMES, OMP_FRONTS
 from .report_ranks import family_of, place
 from .suite import RUNTIME_ORDER, clock_ghz, cost_table, cutoff_class, median_ci, round_ratios, runtime_of
 
@@ -433,9 +433,6 @@ def verdicts_003(d: PartData) -> list[Verdict]:
 # ---- the OpenMP front door: the same binary --------------------------------------------------------
 
 
-# (compiler, the binary on libplait-omp, its peers: the binary on its own library first)
-OMP_FRONTS = (("gcc", "gomp@plait", ("gomp", "gomp@libomp"), "libgomp and libomp"),
-              ("clang", "libomp@plait", ("libomp",), "libomp"))
 
 
 def verdicts_omp(d: PartData) -> list[Verdict]:
@@ -443,7 +440,8 @@ def verdicts_omp(d: PartData) -> list[Verdict]:
     session without them says "no data")."""
     ds = d.ds
     out = []
-    for comp, mine_s, peer_s, names in OMP_FRONTS:
+    for front in OMP_FRONTS:
+        comp, mine_s, peer_s, names = front.compiler, front.mine, front.peers, front.libraries
         claim = (f"the same {comp}-built OpenMP binary runs at least as fast on Plait (libplait-omp preloaded) as on "
                  + ("the faster of " if len(peer_s) > 1 else "") + names)
         parts, words = [], {}
