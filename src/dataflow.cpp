@@ -22,7 +22,8 @@
 namespace plait::detail {
 
 // Test-and-test-and-set lock. Held only for table updates (run()) and for the bookkeeping of a
-// finishing task: short critical sections that never call user code or push to a deque.
+// finishing task: short critical sections that never call user code or push to a deque (but
+// for an edge observer's call: set_df_edge_observer).
 class spin_lock {
  public:
   void lock() noexcept {
@@ -218,12 +219,16 @@ void add_ref_all(const node_vec& v) noexcept {
 // p -> x. No edge to oneself (a task with two overlapping accesses), none from a finished task,
 // and none twice: while x is being registered nothing else appends to p->succ (we hold the lock),
 // so a duplicate would be p->succ's last entry.
+std::atomic<df_edge_observer> edge_observer{nullptr};
+
 inline void add_edge(dep_node* p, dep_node* x) {
   if (p == x || p->done) return;
   if (Worker* w = tl_worker; PLAIT_UNLIKELY(tracing(w))) trace_df(w, trace::ev::df_edge, x, p);
   if (p->succ.size != 0 && p->succ.back() == x) return;
   p->succ.push(x);
   ++x->npred;
+  // relaxed: set once, before the tasks it observes exist (set_df_edge_observer).
+  if (df_edge_observer f = edge_observer.load(std::memory_order_relaxed); PLAIT_UNLIKELY(f != nullptr)) f(p, x);
 }
 
 inline void edges_from(const node_vec& v, dep_node* x) {
@@ -471,6 +476,9 @@ void clear_table(dataflow_state& st) noexcept {
 }
 
 }  // namespace
+
+void set_df_edge_observer(df_edge_observer f) noexcept { edge_observer.store(f, std::memory_order_relaxed); }
+
 }  // namespace plait::detail
 
 namespace plait {

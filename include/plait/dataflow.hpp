@@ -162,13 +162,24 @@ struct dep_task final : dep_node {
       df_free(t, sizeof(dep_task), home);
       return;
     }
+    // (A trivially destructible closure is not ended here: it lives until the node's memory goes,
+    // so an edge observer may still read it after it ran.)
     struct destroy_at_exit {
       dep_task* t;
-      ~destroy_at_exit() { t->fn.~F(); }
+      ~destroy_at_exit() {
+        if constexpr (!std::is_trivially_destructible_v<F>) t->fn.~F();
+      }
     } d{t};
     if (what == op_run) t->fn();
   }
 };
+
+// An observer of the engine's edges, for the OpenMP front door's tools interface (OMPT's
+// task_dependence): called for each new edge `pred -> succ` (succ waits for pred) while the
+// group's lock is held, so pred has not finished yet; it must not call into any dataflow_group.
+// One per process; null (the default) costs one relaxed load per edge.
+using df_edge_observer = void (*)(dep_node* pred, dep_node* succ) noexcept;
+void set_df_edge_observer(df_edge_observer f) noexcept;
 
 }  // namespace detail
 

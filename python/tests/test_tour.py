@@ -156,6 +156,8 @@ def _tour_files(tmp_path):
         trace = [
           {{ name = "amr-loop", kernel = "amr", runtime = "plait", threads = 2, params = {{ variant = "loop" }} }},
           {{ name = "amr-task-2", kernel = "amr", runtime = "plait", threads = 2, params = {{ variant = "task-2" }} }},
+          {{ name = "amr-task-2-libomp", kernel = "amr", runtime = "libomp", threads = 2, params = {{ variant = "task-2" }} }},
+          {{ name = "amr-task-2-libomp-on-plait", kernel = "amr", runtime = "libomp@plait", threads = 2, params = {{ variant = "task-2" }} }},
         ]
         [[part]]
         id = "omp"
@@ -220,7 +222,11 @@ def test_tour_on_fake_binaries(tour_env):
                                                               for ln in omp_rows), omp_rows
     row3 = next(ln for ln in verdict_lines if "Fig 3: under Task-2" in ln)
     assert "Task-2 100 %, Loop 51 %" in row3  # no main task in the fakes: every worker counts and "agrees" in row3
-    for name in ("m-plait", "m-libomp", "m-libomp-on-plait", "amr-loop", "amr-task-2"):
+    # the same clang binary's utilisation on both runtimes, from one OMPT tool's timelines
+    row_ompt = next(ln for ln in verdict_lines if "Fig 3 through one OMPT tool" in ln)
+    assert "traced by tools/ompt" in row_ompt and "Plait" in row_ompt and "libomp" in row_ompt
+    for name in ("m-plait", "m-libomp", "m-libomp-on-plait", "amr-loop", "amr-task-2", "amr-task-2-libomp",
+                 "amr-task-2-libomp-on-plait"):
         assert (out / "timelines" / f"{name}.png").stat().st_size > 0
         assert f"timelines/{name}.png" in index
     # the clang binary on libplait-omp, traced by the OMPT tool: preloaded, the tool given
@@ -336,3 +342,19 @@ def test_within_band(ratios, word):
     from plait_bench.verdicts import within
 
     assert within(ratios, 1 / 1.1, 1.1) == word
+
+
+@pytest.mark.parametrize("plait, libomp, word", [
+    (0.85, 0.80, "agrees"),      # beyond 3 points higher on Plait
+    (0.81, 0.80, "tie"),         # within 3 points
+    (0.70, 0.80, "disagrees"),
+    (None, 0.80, "no data"),     # a timeline missing
+])
+def test_amr_ompt_utilisation_verdict(plait, libomp, word):
+    from plait_bench.verdicts import AMR_OMPT_TRACES, Dataset, PartData, _verdict_003_ompt
+
+    util = {AMR_OMPT_TRACES[0]: libomp}
+    if plait is not None:
+        util[AMR_OMPT_TRACES[1]] = plait
+    v = _verdict_003_ompt(PartData(Dataset([]), util))
+    assert v.verdict == word

@@ -158,6 +158,18 @@ void static_init(const char* who, kmp_int32 schedtype, kmp_int32* plast, T* plow
   }
 }
 
+// OMPT: a static loop's begin (its end: __kmpc_for_static_fini), the construct told by the flags
+// clang puts in its location (sections and distribute are static loops too), the count the
+// whole iteration space.
+constexpr kmp_int32 ident_work_sections = 0x400, ident_work_distribute = 0x800;
+template <class T, class ST>
+void static_begin_told(const ident_t* loc, T lower, T upper, ST incr, const char* who) {
+  const int type = loc != nullptr && (loc->flags & ident_work_sections) != 0     ? ompt::work_sections
+                   : loc != nullptr && (loc->flags & ident_work_distribute) != 0 ? ompt::work_distribute
+                                                                                 : ompt::work_loop;
+  ompt::work_begin(thread_state(), type, incr == 0 ? 0 : trip_count(lower, upper, incr, who));
+}
+
 // distribute parallel for, fused: this team's share of the league's iterations (balanced blocks,
 // its upper bound in *pupperD), then this thread's share of the team's by `schedule`.
 template <class T, class ST>
@@ -234,23 +246,29 @@ using namespace plait::omp;
 
 extern "C" {
 
-void __kmpc_for_static_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
+void __kmpc_for_static_init_4(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
                               kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4");
   static_init("__kmpc_for_static_init_4", s, last, lo, hi, st, incr, chunk);
 }
-void __kmpc_for_static_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi,
+void __kmpc_for_static_init_4u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi,
                                kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4u");
   static_init("__kmpc_for_static_init_4u", s, last, lo, hi, st, incr, chunk);
 }
-void __kmpc_for_static_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
+void __kmpc_for_static_init_8(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
                               kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8");
   static_init("__kmpc_for_static_init_8", s, last, lo, hi, st, incr, chunk);
 }
-void __kmpc_for_static_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi,
+void __kmpc_for_static_init_8u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi,
                                kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8u");
   static_init("__kmpc_for_static_init_8u", s, last, lo, hi, st, incr, chunk);
 }
-void __kmpc_for_static_fini(ident_t*, kmp_int32) {}
+void __kmpc_for_static_fini(ident_t*, kmp_int32) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(thread_state());
+}
 
 void __kmpc_dist_for_static_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
                                    kmp_int32* hid, kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {

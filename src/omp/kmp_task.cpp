@@ -631,6 +631,7 @@ static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64
     default: fatal("__kmpc_taskloop: schedule %d (accepted: 0 none, 1 grainsize, 2 num_tasks)", sched);
   }
   if (ntasks > n) ntasks = n;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work(ompt::work_taskloop, ompt::scope_begin, t, n);
   if (nogroup == 0) GOMP_taskgroup_start();
   using dup_fn = void (*)(kmp_task_t*, kmp_task_t*, kmp_int32);
   const std::uint64_t q = ntasks != 0 ? n / ntasks : 0, rem = ntasks != 0 ? n % ntasks : 0;
@@ -653,6 +654,7 @@ static void taskloop(void* pattern, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64
   }
   end_task(tl, task, false);  // the pattern: its destructors (the copies have their own), its memory
   if (nogroup == 0) GOMP_taskgroup_end();
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work(ompt::work_taskloop, ompt::scope_end, thread_state(), n);
 }
 
 void __kmpc_taskloop(ident_t*, kmp_int32, void* task, kmp_int32 if_val, kmp_uint64* lb, kmp_uint64* ub, kmp_int64 st,

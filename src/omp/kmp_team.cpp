@@ -345,7 +345,9 @@ kmp_int32 __kmpc_barrier_master_nowait(ident_t*, kmp_int32) {
 }
 
 kmp_int32 __kmpc_single(ident_t*, kmp_int32) { return GOMP_single_start() ? 1 : 0; }
-void __kmpc_end_single(ident_t*, kmp_int32) {}
+void __kmpc_end_single(ident_t*, kmp_int32) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(thread_state());
+}
 // (With a tool attached, the executing thread's region is told: OMPT's masked callback.)
 kmp_int32 __kmpc_master(ident_t*, kmp_int32) {
   const bool mine = tls.thread.num == 0;

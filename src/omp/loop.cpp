@@ -374,6 +374,7 @@ static Thread& loop_thread() {
 }
 
 static void loop_end_common(Thread& t, bool barrier) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(t);
   if (t.ws != nullptr && t.ord_end > 0) ordered_pass(t);
   t.ord_iter = t.ord_end = 0;
   ws_leave(t);
@@ -398,6 +399,7 @@ void scope_task_reductions(std::uintptr_t* reductions) {
 template <class T>
 static bool begin_loop(Thread& t, WorkShare& s, bool ordered, T* istart, T* iend, std::uintptr_t* reductions,
                        void** mem) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_loop, static_cast<std::uint64_t>(s.n));
   if (reductions != nullptr) ws_task_reductions(t, s, reductions);
   if (mem != nullptr) *mem = s.mem_buf;
   t.static_next = 0;
@@ -565,7 +567,8 @@ static void setup_loop(Thread& t, const void* p) {
   int kind = lp.kind;
   std::int64_t ch = lp.chunk;
   resolve_kind(t, &kind, &ch);
-  ws_enter(t, [&](WorkShare& s) { set_long(s, lp.start, lp.end, lp.incr, static_cast<long>(ch), kind); });
+  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, lp.start, lp.end, lp.incr, static_cast<long>(ch), kind); });
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_loop, static_cast<std::uint64_t>(s->n));
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;
 }
@@ -573,6 +576,7 @@ static void setup_loop(Thread& t, const void* p) {
 static void setup_sections(Thread& t, const void* p) {
   const auto& sp = *static_cast<const SectionsParams*>(p);
   ws_enter(t, [&](WorkShare& s) { set_long(s, 1, static_cast<long>(sp.count) + 1, 1, 1, sched_dynamic); });
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_sections, sp.count);
 }
 
 static void parallel_loop(void (*fn)(void*), void* data, unsigned n, long start, long end, long incr, long chunk, int kind) {
@@ -753,6 +757,7 @@ void GOMP_parallel_loop_runtime_start(void (*fn)(void*), void* d, unsigned n, lo
 unsigned GOMP_sections_start(unsigned count) {
   Thread& t = loop_thread();
   ws_enter(t, [&](WorkShare& s) { set_long(s, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic); });
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_sections, count);
   return section_next(t);
 }
 unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
@@ -762,6 +767,7 @@ unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void**
     set_long(w, 1, static_cast<long>(count) + 1, 1, 1, sched_dynamic);
     team_memory_init(w, mem);
   });
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_sections, count);
   if (reductions != nullptr) ws_task_reductions(t, *s, reductions);
   if (mem != nullptr) *mem = s->mem_buf;
   return section_next(t);

@@ -408,6 +408,11 @@ struct Team {
     for (WorkShare& w : ws) std::free(w.mem_buf);
   }
   ompt::data_t ompt_parallel{};  // OMPT (ompt.hpp): the tool's data of this parallel region
+  // OMPT: the task that encountered the region (ompt_get_task_info's ancestors) and its data, which
+  // for an implicit task lives in the master's saved state while the region runs (set by the
+  // master before its members start; read-only then).
+  TaskCtx* ompt_enc_ctx = nullptr;
+  ompt::data_t* ompt_enc_task = nullptr;
 };
 
 struct Member {
@@ -459,6 +464,9 @@ struct Thread {
   // OMPT (ompt.hpp): the tool's data of this thread's implicit task in `team` (or of the initial
   // task outside every region); saved and restored with the rest around a region.
   ompt::data_t ompt_implicit{};
+  // OMPT: the worksharing construct open on this thread (ompt::work_*), 0 when none, and its count.
+  std::uint8_t ompt_work = 0;
+  std::uint64_t ompt_work_count = 0;
 };
 
 // team.cpp: the calling thread's state. Inline: GOMP_task asks for it on every call.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 extern "C" {
@@ -57,6 +58,9 @@ using cb_nest_lock_t = void (*)(int endpoint, std::uint64_t wait_id, const void*
 using cb_masked_t = void (*)(int endpoint, data_t* parallel, data_t* task, const void* codeptr);
 using cb_cancel_t = void (*)(data_t* task, int flags, const void* codeptr);
 using cb_dependences_t = void (*)(data_t* task, const dependence_t* deps, int ndeps);
+using cb_task_dependence_t = void (*)(data_t* src, data_t* sink);
+using cb_work_t = void (*)(int type, int endpoint, data_t* parallel, data_t* task, std::uint64_t count,
+                           const void* codeptr);
 
 // The mutex implementation reported (kmp_mutex_impl_t's values: 1 spin, 2 queuing): Plait's locks
 // spin, then sleep on a futex, which no value names better than "spin".
@@ -76,10 +80,15 @@ bool finalized = false;
 data_t initial_parallel{};  // the initial task's implicit parallel region
 std::atomic<std::uint64_t> next_id{1};
 
-// The events this runtime delivers, and how (ompt_set_result_t: always = 5).
-constexpr int set_error = 0, set_never = 1, set_always = 5;
-bool delivered(int event) noexcept {
+// The events this runtime delivers, and how (ompt_set_result_t): `work` at some of its events only
+// (sometimes_paired: gcc inlines a static loop's schedule and calls nothing for it; every begin
+// told has its end), every other one at all of them. The device callbacks are accepted and never
+// due: the host is the only device, and it is not a target device (ompt_get_num_devices: 0).
+constexpr int set_error = 0, set_never = 1, set_sometimes_paired = 4, set_always = 5;
+int delivered(int event) noexcept {
   switch (event) {
+    case cb_work:
+      return set_sometimes_paired;
     case cb_thread_begin:
     case cb_thread_end:
     case cb_parallel_begin:
@@ -98,9 +107,14 @@ bool delivered(int event) noexcept {
     case cb_masked:
     case cb_cancel:
     case cb_dependences:
-      return true;
+    case cb_task_dependence:
+    case cb_device_initialize:
+    case cb_device_finalize:
+    case cb_device_load:
+    case cb_device_unload:
+      return set_always;
     default:
-      return false;
+      return set_never;
   }
 }
 
@@ -108,9 +122,10 @@ bool delivered(int event) noexcept {
 
 int set_callback(int event, interface_fn callback) {
   if (event <= 0 || event >= cb_count) return set_error;
-  if (!delivered(event)) return set_never;
+  const int how = delivered(event);
+  if (how == set_never) return set_never;
   callbacks[event].store(callback, std::memory_order_relaxed);
-  return set_always;
+  return how;
 }
 int get_callback(int event, interface_fn* callback) {
   if (event <= 0 || event >= cb_count || callback == nullptr) return 0;
@@ -203,21 +218,41 @@ int get_parallel_info(int ancestor_level, data_t** parallel_data, int* team_size
   return 2;
 }
 
-// ancestor_level 0 is the running task; each level up, the task that created it, up to the
-// implicit task of the innermost region (the ancestors outside that region are not kept).
+// ancestor_level 0 is the running task; each level up, the task that created it: an explicit
+// task's parent, and from an implicit task the task that encountered its parallel region (its
+// team keeps it: Team::ompt_enc_ctx and _task), out to the initial task.
 int get_task_info(int ancestor_level, int* flags, data_t** task, frame_t** frame, data_t** parallel,
                   int* thread_num) {
   if (!enabled || ancestor_level < 0) return 0;
   Thread& t = thread_state();
+  Team* team = t.team;  // the region of the task at this level (null: the initial task's)
   TaskCtx* c = current_context(t);
-  for (int k = 0; k < ancestor_level && c != nullptr; ++k) c = c->is_explicit ? c->parent : nullptr;
+  data_t* d = task_data(c);
+  unsigned num = t.num;
+  for (int k = 0; k < ancestor_level; ++k) {
+    if (c == nullptr) return 0;
+    if (c->is_explicit) {
+      c = c->parent;
+      // An implicit parent in an outer region whose thread is in an inner one now: its data is
+      // the one the inner region kept for its encountering task.
+      d = task_data(c);
+      for (Team* in = t.team; in != nullptr && in != team; in = in->parent)
+        if (in->ompt_enc_ctx == c) d = in->ompt_enc_task;
+    } else {
+      if (team == nullptr) return 0;  // past the initial task
+      c = team->ompt_enc_ctx;
+      d = team->ompt_enc_task;
+      num = team->parent_num;
+      team = team->parent;
+    }
+  }
   if (c == nullptr) return 0;
   static thread_local frame_t no_frame{};
-  if (flags != nullptr) *flags = c->is_explicit ? task_explicit : (t.team == nullptr ? task_initial : task_implicit);
-  if (task != nullptr) *task = task_data(c);
+  if (flags != nullptr) *flags = c->is_explicit ? task_explicit : (team == nullptr ? task_initial : task_implicit);
+  if (task != nullptr) *task = d;
   if (frame != nullptr) *frame = &no_frame;
-  if (parallel != nullptr) *parallel = t.team != nullptr ? &t.team->ompt_parallel : &initial_parallel;
-  if (thread_num != nullptr) *thread_num = static_cast<int>(t.num);
+  if (parallel != nullptr) *parallel = team != nullptr ? &team->ompt_parallel : &initial_parallel;
+  if (thread_num != nullptr) *thread_num = static_cast<int>(num);
   return 2;
 }
 int get_task_memory(void**, std::size_t*, int) { return 0; }
@@ -436,6 +471,53 @@ void cancel_task(data_t* task, int flags) noexcept {
 }
 void dependences(data_t* task, const dependence_t* deps, int n) noexcept {
   if (auto f = cb<cb_dependences_t>(cb_dependences)) f(task, deps, n);
+}
+void task_dependence(data_t* src, data_t* sink) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_task_dependence_t>(cb_task_dependence)) f(src, sink);
+}
+
+static data_t* parallel_of(Thread& t) noexcept { return t.team != nullptr ? &t.team->ompt_parallel : &initial_parallel; }
+
+void work(int type, int endpoint, Thread& t, std::uint64_t count) noexcept {
+  (void)thread_data();
+  if (auto f = cb<cb_work_t>(cb_work)) f(type, endpoint, parallel_of(t), task_data(current_context(t)), count, nullptr);
+}
+void work_begin(Thread& t, int type, std::uint64_t count) noexcept {
+  work_end(t);
+  t.ompt_work = static_cast<std::uint8_t>(type);
+  t.ompt_work_count = count;
+  work(type, scope_begin, t, count);
+}
+void work_end(Thread& t) noexcept {
+  if (t.ompt_work == 0) return;
+  const int type = t.ompt_work;
+  t.ompt_work = 0;
+  work(type, scope_end, t, t.ompt_work_count);
+}
+
+// The two events of a detachable task are told under one lock (of a few, by the task's address):
+// each sets its bit, and reads the other's to say which came first.
+namespace {
+constexpr std::uint8_t body_ended = 1, event_fulfilled = 2;
+std::mutex detach_locks[16];
+std::mutex& detach_lock(const void* task) noexcept {
+  return detach_locks[(reinterpret_cast<std::uintptr_t>(task) >> 6) % 16];
+}
+}  // namespace
+void detach_body_end(data_t* task, std::uint8_t* flags, data_t* next) noexcept {
+  (void)thread_data();
+  std::lock_guard<std::mutex> g(detach_lock(task));
+  *flags |= body_ended;
+  if (auto f = cb<cb_task_schedule_t>(cb_task_schedule))
+    f(task, (*flags & event_fulfilled) != 0 ? status_complete : status_detach, next);
+}
+void detach_fulfil(data_t* task, std::uint8_t* flags) noexcept {
+  (void)thread_data();
+  std::lock_guard<std::mutex> g(detach_lock(task));
+  *flags |= event_fulfilled;
+  if (auto f = cb<cb_task_schedule_t>(cb_task_schedule))
+    f(task, (*flags & body_ended) != 0 ? status_late_fulfill : status_early_fulfill, nullptr);
 }
 
 }  // namespace plait::omp::ompt

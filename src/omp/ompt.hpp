@@ -17,8 +17,10 @@
 // Callbacks delivered: thread_begin/end, parallel_begin/end, implicit_task (and the initial task),
 // task_create, task_schedule, sync_region and sync_region_wait for barriers, taskwait and
 // taskgroup, mutex_acquire/acquired/released, lock_init/destroy and nest_lock for locks, critical,
-// atomic and ordered, masked (libomp's ABI), cancel, dependences. ompt_set_callback answers ompt_set_never for
-// every other event (the standard allows it): docs/openmp.md lists them.
+// atomic and ordered, masked (libomp's ABI), cancel, dependences, task_dependence, work (sometimes:
+// gcc inlines static loops), and the device callbacks, accepted and never due (no target device).
+// ompt_set_callback answers ompt_set_never for every other event (the standard allows it):
+// docs/openmp.md lists them.
 #pragma once
 
 #include <cstdint>
@@ -51,9 +53,15 @@ enum : int {
   cb_task_create = 5,
   cb_task_schedule = 6,
   cb_implicit_task = 7,
+  cb_device_initialize = 12,  // the device callbacks (accepted: no target device exists, so none is due)
+  cb_device_finalize = 13,
+  cb_device_load = 14,
+  cb_device_unload = 15,
   cb_sync_region_wait = 16,
   cb_mutex_released = 17,
   cb_dependences = 18,
+  cb_task_dependence = 19,
+  cb_work = 20,
   cb_masked = 21,
   cb_sync_region = 23,
   cb_lock_init = 24,
@@ -76,7 +84,16 @@ enum : int {
   task_final = 0x20000000,
   task_mergeable = 0x40000000,
 };
-enum : int { status_complete = 1, status_yield = 2, status_cancel = 3, status_detach = 4, status_switch = 7 };
+enum : int { status_complete = 1, status_yield = 2, status_cancel = 3, status_detach = 4, status_early_fulfill = 5,
+             status_late_fulfill = 6, status_switch = 7 };
+enum : int {
+  work_loop = 1,
+  work_sections = 2,
+  work_single_executor = 3,
+  work_single_other = 4,
+  work_distribute = 6,
+  work_taskloop = 7,
+};
 enum : int {
   sync_barrier_explicit = 3,
   sync_barrier_implementation = 4,
@@ -142,5 +159,19 @@ void cancel(Thread& t, int flags) noexcept;
 void cancel_task(data_t* task, int flags) noexcept;  // a task discarded (cancel_discarded_task)
 // A deferred task's dependences, after its task_create (out and inout are one kind here: inout).
 void dependences(data_t* task, const dependence_t* deps, int n) noexcept;
+// An edge of the data-flow engine: the task `sink` waits for the task `src` (task_dependence).
+void task_dependence(data_t* src, data_t* sink) noexcept;
+// A worksharing construct on thread t (`work`). work_begin first ends a construct still open on t
+// (a GOMP single's executor: gcc calls nothing at its end, so it is ended at the thread's next
+// construct, barrier or implicit-task end); work_end ends the open one, if any. work: a construct
+// whose two endpoints come from one call (taskloop, a single's other threads), not tracked.
+void work_begin(Thread& t, int type, std::uint64_t count) noexcept;
+void work_end(Thread& t) noexcept;
+void work(int type, int endpoint, Thread& t, std::uint64_t count) noexcept;
+// A detachable task's two events (OpenMP 5.1, omp_fulfill_event): its body's end (status complete
+// if its event was fulfilled already, else detach) and its event's fulfil (early before the body's
+// end, late after), told in one order under one lock per task (`flags`: the task's two bits).
+void detach_body_end(data_t* task, std::uint8_t* flags, data_t* next) noexcept;
+void detach_fulfil(data_t* task, std::uint8_t* flags) noexcept;
 
 }  // namespace plait::omp::ompt

@@ -115,6 +115,7 @@ struct RareInfo {
   static constexpr std::uint8_t no_class = 0xff;
   void* arg = nullptr;           // the argument block (a common record's follows the record)
   ompt::data_t ompt_task{};      // OMPT: the tool's data of the task (with a tool, every record has a rare part)
+  std::uint8_t ompt_detach = 0;  // OMPT: a detachable task's events told so far (ompt::detach_body_end)
 };
 
 struct TaskRec {
@@ -484,7 +485,10 @@ PLAIT_NOINLINE void run_rare_body(TaskRec* r, TaskCtx* prior) noexcept {
     }
     ompt::task_schedule(before, ompt::status_switch, &x->ompt_task);
     r->fn(x->arg);
-    ompt::task_schedule(&x->ompt_task, x->has_detach ? ompt::status_detach : ompt::status_complete, before);
+    if (x->has_detach)
+      ompt::detach_body_end(&x->ompt_task, &x->ompt_detach, before);
+    else
+      ompt::task_schedule(&x->ompt_task, ompt::status_complete, before);
     return;
   }
   if (PLAIT_LIKELY(!canceled)) r->fn(x->arg);
@@ -762,6 +766,33 @@ PLAIT_INLINE void wait_owned(Thread& t, detail::Worker* w, TaskCtx* ctx, Count& 
       run_body_as_member(r, t, w);
   }
   if (PLAIT_UNLIKELY(!c.settled())) wait_owned_rest(w, c);
+}
+
+// The closure of a deferred dependent task in the parent's dependence group: run its body, or
+// (q set) queue it by priority once its dependences are met. One type, so that an edge's nodes can
+// be told apart from the engine's other nodes (ompt_edge).
+struct DepRun {
+  TaskRec* r;  // (trivially destructible: see ompt_edge)
+  PrioQueue* q;
+  int prio;
+  void operator()() const {
+    if (q != nullptr)
+      queue_task(q, r, prio, detail::current_worker());
+    else
+      run_body(r);
+  }
+};
+
+// OMPT's task_dependence: the engine's edge between two tasks' nodes (the group's lock held, so
+// `pred` has not finished: with a tool its node is held until its task completes, and its record
+// is live; DepRun is trivially destructible, so the engine leaves it in the node after it ran). Nodes of other closures (a wait for dependences: the task has no record yet) are not
+// told.
+static_assert(std::is_trivially_destructible_v<DepRun>);
+void ompt_edge(detail::dep_node* pred, detail::dep_node* succ) noexcept {
+  using Node = detail::dep_task<DepRun>;
+  if (pred->op != &Node::run_op || succ->op != &Node::run_op) return;
+  ompt::task_dependence(&static_cast<Node*>(pred)->fn.r->rare->ompt_task,
+                        &static_cast<Node*>(succ)->fn.r->rare->ompt_task);
 }
 
 // The accesses of one depend clause: on the stack up to a dozen (no malloc per task), else in a
@@ -1260,23 +1291,22 @@ PLAIT_NOINLINE void task_general(void (*fn)(void*), void* data, void (*cpyfn)(vo
     // The parent's dependence group (an explicit task holds 1 more in its `sub` while it has one:
     // child_sched; an implicit task's group is waited for by member_leave, after the barrier).
     ChildSched& cs = child_sched(parent);
-    if (cs.deps == nullptr) cs.deps = new plait::dataflow_group;
-    if (prio >= 0) {
-      // Ready when its dependences are met: into the queue then. The engine holds the successors
-      // until complete() releases the node, so they wait for the task, not for the queueing.
-      PrioQueue* const q = prio_queue(parent);
-      r->rare->held_group = cs.deps;
-      cs.deps->run_held(acc.span(), [r, q, prio] { queue_task(q, r, prio, detail::current_worker()); },
-                        &r->rare->held_node);
-      return;
+    if (cs.deps == nullptr) {
+      cs.deps = new plait::dataflow_group;
+      if (PLAIT_UNLIKELY(ompt::enabled)) detail::set_df_edge_observer(&ompt_edge);
     }
-    if ((flags & task_detach) == 0) {
-      cs.deps->run(acc.span(), [r] { run_body(r); });
-    } else {
-      // A detached task is complete only at its fulfil: the engine holds its successors until
-      // complete() releases the node (run_held stores it before the task can start).
+    // A queued task (prio >= 0) is ready when its dependences are met: into the queue then. The
+    // engine holds the successors until complete() releases the node, so they wait for the task,
+    // not for the queueing. A detached task is complete only at its fulfil: held the same way
+    // (run_held stores the node before the task can start). With a tool every dependent task is
+    // held: its record then outlives its node's unfinished state, which the edges told to the
+    // tool (ompt_edge) read.
+    const DepRun body{r, prio >= 0 ? prio_queue(parent) : nullptr, prio};
+    if (prio >= 0 || (flags & task_detach) != 0 || PLAIT_UNLIKELY(ompt::enabled)) {
       r->rare->held_group = cs.deps;
-      cs.deps->run_held(acc.span(), [r] { run_body(r); }, &r->rare->held_node);
+      cs.deps->run_held(acc.span(), body, &r->rare->held_node);
+    } else {
+      cs.deps->run(acc.span(), body);
     }
     return;
   }
@@ -1471,6 +1501,8 @@ void omp_fulfill_event(void* event) {
     if (event == nullptr) return;
   }
   auto* r = static_cast<TaskRec*>(event);
+  // (before the count: the task cannot complete, nor its record go, until it is counted)
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::detach_fulfil(&r->rare->ompt_task, &r->rare->ompt_detach);
   // acq_rel: as in end_body_general.
   if (r->rare->detach.fetch_sub(1, std::memory_order_acq_rel) == 1) fulfilled(r);
 }
@@ -1557,6 +1589,17 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   if (group) GOMP_taskgroup_end();
 }
 
+// taskloop with OMPT's work begin and end around it (on the encountering thread).
+template <class T>
+void taskloop_told(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                   unsigned flags, int priority, unsigned long num_tasks, T start, T step, std::int64_t n) {
+  const bool told = PLAIT_UNLIKELY(ompt::enabled);
+  const std::uint64_t count = n > 0 ? static_cast<std::uint64_t>(n) : 0;
+  if (told) ompt::work(ompt::work_taskloop, ompt::scope_begin, thread_state(), count);
+  taskloop<T>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start, step, n);
+  if (told) ompt::work(ompt::work_taskloop, ompt::scope_end, thread_state(), count);
+}
+
 }  // namespace
 }  // namespace plait::omp
 
@@ -1567,7 +1610,7 @@ void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), l
   std::int64_t n;
   if (step > 0) n = end > start ? (end - start + step - 1) / step : 0;
   else n = start > end ? (start - end - step - 1) / -step : 0;
-  plait::omp::taskloop<long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start, step, n);
+  plait::omp::taskloop_told<long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start, step, n);
 }
 
 void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
@@ -1576,8 +1619,8 @@ void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*
   std::int64_t n;
   if (flags & task_up) n = end > start ? static_cast<std::int64_t>((end - start + step - 1) / step) : 0;
   else n = start > end ? static_cast<std::int64_t>((start - end - step - 1) / -step) : 0;
-  plait::omp::taskloop<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks, start,
-                                           step, n);
+  plait::omp::taskloop_told<unsigned long long>(fn, data, cpyfn, arg_size, arg_align, flags, priority, num_tasks,
+                                                start, step, n);
 }
 
 }  // extern "C"

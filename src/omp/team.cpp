@@ -199,7 +199,10 @@ static void barrier_body(Thread& t) noexcept;
 
 void team_barrier(Thread& t, int ompt_kind) noexcept {
   const bool told = PLAIT_UNLIKELY(ompt::enabled);
-  if (told) ompt::sync_region(ompt_kind, ompt::scope_begin, t, nullptr);
+  if (told) {
+    ompt::work_end(t);  // a GOMP single's executor ends before the barrier (ompt::work_begin)
+    ompt::sync_region(ompt_kind, ompt::scope_begin, t, nullptr);
+  }
   barrier_body(t);
   if (told) ompt::sync_region(ompt_kind, ompt::scope_end, t, nullptr);
 }
@@ -291,6 +294,7 @@ static void member_enter(Thread& t, Team& team, unsigned num, TaskCtx& implicit,
 }
 
 static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noexcept {
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(t);  // (a construct still open: see team_barrier)
   team_end_barrier(t);
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::implicit_task(ompt::scope_end, t, *t.team);
   // The taskgroup a reduction with the task modifier opened for the implicit task (its tasks are
@@ -305,12 +309,25 @@ static void member_leave(Thread& t, TaskCtx& implicit, const Thread& saved) noex
   t = saved;
 }
 
-static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) noexcept {
-  const Thread saved = t;
+// OMPT: the task that encountered the region, for ompt_get_task_info's ancestors: the master's
+// state before it enters (its current task was set by ompt::parallel_begin); an implicit task's
+// data is in that saved state while the region runs.
+static void ompt_encountering(Team& team, Thread& saved) noexcept {
+  TaskCtx* const c = saved.task;
+  team.ompt_enc_ctx = c;
+  team.ompt_enc_task = c != nullptr && c->is_explicit ? ompt::task_data(c) : &saved.ompt_implicit;
+}
+
+// A member's part of the region; `saved`: the thread's state before it, given back at the end.
+static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre, const Thread& saved) noexcept {
   TaskCtx implicit;
   member_enter(t, team, num, implicit, pre);
   team.fn(team.data);
   member_leave(t, implicit, saved);
+}
+static void run_member(Thread& t, Team& team, unsigned num, const PreWork& pre) noexcept {
+  const Thread saved = t;
+  run_member(t, team, num, pre, saved);
 }
 
 void enter_team_for_task(Thread& t, Team& team, detail::Worker* w) noexcept {
@@ -430,12 +447,15 @@ static void parallel(void (*fn)(void*), void* data, unsigned requested, const Pr
   Team team;
   const bool nested = init_team(t, team, fn, data, requested);
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_begin(t, team, requested, nullptr);
+  // (before any member starts: a member may ask for its ancestors at once)
+  Thread saved = t;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt_encountering(team, saved);
   if (nested) {
-    run_member(t, team, 0, pre);
+    run_member(t, team, 0, pre, saved);
   } else {
     std::vector<MemberArgs> args;
     detail::Worker* const outer = start_members(team, args, pre);
-    run_member(t, team, 0, pre);
+    run_member(t, team, 0, pre, saved);
     finish_members(team, outer);
   }
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_end(t, team, nullptr);
@@ -471,8 +491,9 @@ void parallel_start_with(void (*fn)(void*), void* data, unsigned n, void (*setup
   r->pre = PreWork{setup, params_bytes != 0 ? r->params : params};
   r->nested = init_team(t, r->team, fn, data, n);
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::parallel_begin(t, r->team, n, nullptr);
-  if (!r->nested) r->outer = start_members(r->team, r->args, r->pre);
   r->saved = t;
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt_encountering(r->team, r->saved);  // (before the members start)
+  if (!r->nested) r->outer = start_members(r->team, r->args, r->pre);
   member_enter(t, r->team, 0, r->implicit, r->pre);
   r->prev = open_regions;
   open_regions = r;
@@ -520,12 +541,27 @@ bool GOMP_barrier_cancel(void) {
   return t.team->canceled.load(std::memory_order_relaxed);
 }
 
+// OMPT: the executor's construct stays open until the thread's next construct, barrier or
+// implicit-task end (gcc calls nothing at its end; __kmpc_end_single and GOMP_single_copy_end
+// end it); the others' begins and ends at once.
+static bool single_told(Thread& t, bool mine) noexcept {
+  if (mine) {
+    ompt::work_begin(t, ompt::work_single_executor, 1);
+  } else {
+    ompt::work(ompt::work_single_other, ompt::scope_begin, t, 1);
+    ompt::work(ompt::work_single_other, ompt::scope_end, t, 1);
+  }
+  return mine;
+}
+
 bool GOMP_single_start(void) {
   Thread& t = thread_state();
-  if (t.team == nullptr || t.team->n == 1) return true;
+  if (t.team == nullptr || t.team->n == 1) return PLAIT_UNLIKELY(ompt::enabled) ? single_told(t, true) : true;
   std::uint64_t s = t.single_seq++;
   // acq_rel: one member wins each single (the first to arrive); the counter only grows.
-  return t.team->single.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+  const bool mine =
+      t.team->single.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+  return PLAIT_UNLIKELY(ompt::enabled) ? single_told(t, mine) : mine;
 }
 
 void* GOMP_single_copy_start(void) {
@@ -537,6 +573,7 @@ void* GOMP_single_copy_start(void) {
 
 void GOMP_single_copy_end(void* data) {
   Thread& t = thread_state();
+  if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(t);
   if (t.team == nullptr || t.team->n == 1) return;
   t.team->copyprivate = data;  // read by the others after the barrier (ordered by it)
   team_barrier(t);

@@ -427,7 +427,27 @@ def verdicts_003(d: PartData) -> list[Verdict]:
              f"Loop {_pct(u_loop)}")
         v = "tie" if abs(u_task - u_loop) <= TIE else "agrees" if u_task > u_loop else "disagrees"
         out.append(Verdict("003", claim2, m, v))
+    out.append(_verdict_003_ompt(d))
     return out
+
+
+# The same clang-built Task-2 binary traced on libomp and on libplait-omp by one OMPT tool (the tour's
+# trace names: studies/tours/demo.toml).
+AMR_OMPT_TRACES = ("amr-task-2-libomp", "amr-task-2-libomp-on-plait")
+
+
+def _verdict_003_ompt(d: PartData) -> Verdict:
+    """Fig 3's utilisation of the same OpenMP binary on two runtimes, from one tool's timelines: on
+    Plait at least as high as on libomp (study 003 measured its runtime's through one tracer too)."""
+    claim = ("Fig 3 through one OMPT tool: the same clang-built Task-2 binary keeps its threads at least as busy on "
+             "Plait (libplait-omp) as on libomp")
+    u_ref, u_mine = (d.utilisation.get(n) for n in AMR_OMPT_TRACES)
+    if u_ref is None or u_mine is None:
+        return Verdict("003", claim, "no OMPT timelines of the binary on both runtimes", "no data")
+    m = (f"clang's Task-2 at 2 threads, traced by tools/ompt, mean utilisation of the threads: Plait {_pct(u_mine)}, "
+         f"libomp {_pct(u_ref)}")
+    v = "tie" if abs(u_mine - u_ref) <= TIE else "agrees" if u_mine > u_ref else "disagrees"
+    return Verdict("003", claim, m, v)
 
 
 # ---- the OpenMP front door: the same binary --------------------------------------------------------
