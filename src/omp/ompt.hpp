@@ -45,83 +45,38 @@ struct frame_t {
   int enter_frame_flags;
 };
 
+// Callback events (ompt_callbacks_t); the device callbacks are accepted, none is ever due (no
+// target device exists).
 enum : int {
-  cb_thread_begin = 1,
-  cb_thread_end = 2,
-  cb_parallel_begin = 3,
-  cb_parallel_end = 4,
-  cb_task_create = 5,
-  cb_task_schedule = 6,
-  cb_implicit_task = 7,
-  cb_device_initialize = 12,  // the device callbacks (accepted: no target device exists, so none is due)
-  cb_device_finalize = 13,
-  cb_device_load = 14,
-  cb_device_unload = 15,
-  cb_sync_region_wait = 16,
-  cb_mutex_released = 17,
-  cb_dependences = 18,
-  cb_task_dependence = 19,
-  cb_work = 20,
-  cb_masked = 21,
-  cb_sync_region = 23,
-  cb_lock_init = 24,
-  cb_lock_destroy = 25,
-  cb_mutex_acquire = 26,
-  cb_mutex_acquired = 27,
-  cb_nest_lock = 28,
+  cb_thread_begin = 1, cb_thread_end = 2, cb_parallel_begin = 3, cb_parallel_end = 4, cb_task_create = 5,
+  cb_task_schedule = 6, cb_implicit_task = 7, cb_device_initialize = 12, cb_device_finalize = 13,
+  cb_device_load = 14, cb_device_unload = 15, cb_sync_region_wait = 16, cb_mutex_released = 17,
+  cb_dependences = 18, cb_task_dependence = 19, cb_work = 20, cb_masked = 21, cb_sync_region = 23,
+  cb_lock_init = 24, cb_lock_destroy = 25, cb_mutex_acquire = 26, cb_mutex_acquired = 27, cb_nest_lock = 28,
   cb_cancel = 30,
   cb_count = 38,  // one past the last event of 5.1 (error, 37)
 };
 enum : int { thread_initial = 1, thread_worker = 2, thread_other = 3 };
 enum : int { scope_begin = 1, scope_end = 2 };
 enum : int { parallel_invoker_program = 0x1, parallel_invoker_runtime = 0x2, parallel_team = static_cast<int>(0x80000000u) };
-enum : int {
-  task_initial = 0x1,
-  task_implicit = 0x2,
-  task_explicit = 0x4,
-  task_undeferred = 0x8000000,
-  task_untied = 0x10000000,
-  task_final = 0x20000000,
-  task_mergeable = 0x40000000,
+enum : int {  // ompt_task_flag_t
+  task_initial = 0x1, task_implicit = 0x2, task_explicit = 0x4, task_undeferred = 0x8000000,
+  task_untied = 0x10000000, task_final = 0x20000000, task_mergeable = 0x40000000,
 };
 enum : int { status_complete = 1, status_yield = 2, status_cancel = 3, status_detach = 4, status_early_fulfill = 5,
              status_late_fulfill = 6, status_switch = 7 };
-enum : int {
-  work_loop = 1,
-  work_sections = 2,
-  work_single_executor = 3,
-  work_single_other = 4,
-  work_distribute = 6,
-  work_taskloop = 7,
+enum : int { work_loop = 1, work_sections = 2, work_single_executor = 3, work_single_other = 4, work_distribute = 6,
+             work_taskloop = 7 };
+enum : int {  // ompt_sync_region_t
+  sync_barrier_explicit = 3, sync_barrier_implementation = 4, sync_taskwait = 5, sync_taskgroup = 6,
+  sync_barrier_implicit_workshare = 8, sync_barrier_implicit_parallel = 9,
 };
-enum : int {
-  sync_barrier_explicit = 3,
-  sync_barrier_implementation = 4,
-  sync_taskwait = 5,
-  sync_taskgroup = 6,
-  sync_barrier_implicit_workshare = 8,
-  sync_barrier_implicit_parallel = 9,
+enum : int { mutex_lock = 1, mutex_test_lock = 2, mutex_nest_lock = 3, mutex_test_nest_lock = 4, mutex_critical = 5,
+             mutex_atomic = 6, mutex_ordered = 7 };
+enum : int {  // ompt_cancel_flag_t
+  cancel_parallel = 0x01, cancel_sections = 0x02, cancel_loop = 0x04, cancel_taskgroup = 0x08,
+  cancel_activated = 0x10, cancel_detected = 0x20, cancel_discarded_task = 0x40,
 };
-
-enum : int {
-  mutex_lock = 1,
-  mutex_test_lock = 2,
-  mutex_nest_lock = 3,
-  mutex_test_nest_lock = 4,
-  mutex_critical = 5,
-  mutex_atomic = 6,
-  mutex_ordered = 7,
-};
-enum : int {
-  cancel_parallel = 0x01,
-  cancel_sections = 0x02,
-  cancel_loop = 0x04,
-  cancel_taskgroup = 0x08,
-  cancel_activated = 0x10,
-  cancel_detected = 0x20,
-  cancel_discarded_task = 0x40,
-};
-
 enum : int { dependence_in = 1, dependence_out = 2, dependence_inout = 3, dependence_mutexinoutset = 4,
              dependence_inoutset = 7 };
 struct dependence_t {

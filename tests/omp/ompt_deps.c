@@ -15,13 +15,10 @@
  * Built by clang (libomp is the reference) and by gcc (Plait only: libgomp has no OMPT).
  * Prints "PASS ompt_deps" (exit 0) or "FAIL ompt_deps: <what>" (exit 1). */
 #define TEST_NAME "ompt_deps"
-#include <omp-tools.h>
-#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdint.h>
 
-#include "omp_test.h"
+#include "ompt_test.h"
 
 #define MAXEV 1024
 enum { EV_CREATE = 1, EV_EDGE, EV_SCHED };
@@ -31,10 +28,7 @@ struct event {
 };
 static struct event events[MAXEV];
 static int nevents;
-static uint64_t next_id = 1;
 static int device_calls;
-static int plait_runtime; /* the runtime's name starts with "Plait" */
-static ompt_get_task_info_t get_task_info;
 
 static void add(int kind, uint64_t a, uint64_t b, int status) {
   int i = __atomic_fetch_add(&nevents, 1, __ATOMIC_RELAXED);
@@ -42,7 +36,6 @@ static void add(int kind, uint64_t a, uint64_t b, int status) {
   events[i] = (struct event){0, kind, status, a, b};
   __atomic_store_n(&events[i].ready, 1, __ATOMIC_RELEASE);
 }
-static uint64_t val(ompt_data_t *d) { return d == NULL ? 0 : d->value; }
 
 static uint64_t late_task; /* the task whose fulfil must come late: its id, once created */
 static int late_detached;  /* the tool saw its body end (status detach) */
@@ -50,7 +43,7 @@ static int late_detached;  /* the tool saw its body end (status detach) */
 static void on_task_create(ompt_data_t *enc, const ompt_frame_t *frame, ompt_data_t *task, int flags, int deps,
                            const void *ra) {
   (void)enc, (void)frame, (void)flags, (void)deps, (void)ra;
-  task->value = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+  task->value = new_id();
   add(EV_CREATE, task->value, 0, 0);
 }
 static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt_data_t *next) {
@@ -61,12 +54,7 @@ static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt
 static void on_task_dependence(ompt_data_t *src, ompt_data_t *sink) { add(EV_EDGE, val(src), val(sink), 0); }
 static void on_device(void) { __atomic_fetch_add(&device_calls, 1, __ATOMIC_RELAXED); }
 
-static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool) {
-  (void)device, (void)tool;
-  ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-  get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
-  if (set == NULL || get_task_info == NULL) return 0;
-#define SET(e, f) CHECK(set(e, (ompt_callback_t)(f)) == ompt_set_always, "ompt_set_callback(" #e ") is not always")
+static void tool_callbacks(void) {
   SET(ompt_callback_task_create, on_task_create);
   SET(ompt_callback_task_schedule, on_task_schedule);
   SET(ompt_callback_task_dependence, on_task_dependence);
@@ -75,26 +63,10 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
   const ompt_callbacks_t device_events[] = {ompt_callback_device_initialize, ompt_callback_device_finalize,
                                             ompt_callback_device_load, ompt_callback_device_unload};
   for (int i = 0; i < 4; ++i) {
-    const int r = set(device_events[i], (ompt_callback_t)on_device);
+    const int r = ot_set(device_events[i], (ompt_callback_t)on_device);
     CHECK(r == ompt_set_always || (!plait_runtime && r == ompt_set_never),
           "ompt_set_callback(device event %d) answered %d", (int)device_events[i], r);
   }
-  return 1;
-}
-static void finalize(ompt_data_t *tool) { (void)tool; }
-
-ompt_start_tool_result_t *ompt_start_tool(unsigned int version, const char *runtime) {
-  (void)version;
-  plait_runtime = runtime != NULL && strncmp(runtime, "Plait", 5) == 0;
-  static ompt_start_tool_result_t r = {&initialize, &finalize, {0}};
-  return &r;
-}
-
-static uint64_t current_task(void) {
-  ompt_data_t *d = NULL;
-  int flags = 0;
-  CHECK(get_task_info(0, &flags, &d, NULL, NULL, NULL) == 2, "ompt_get_task_info(0) found no task");
-  return val(d);
 }
 
 /* The late fulfiller: a thread of the program's, fulfils once the tool saw the body end. */
@@ -115,6 +87,20 @@ static int index_of(int kind, uint64_t a, uint64_t b, int status, int from) {
         (status < 0 || events[i].status == status))
       return i;
   return -1;
+}
+
+/* A detachable task's statuses: `first`, then `second`, and no other status but switch; the
+ * fulfil's (early_fulfill or late_fulfill, the first or the second) with no next task. */
+static void check_detached(const char *name, uint64_t task, int first, int second, int fulfil_first) {
+  const int a = index_of(EV_SCHED, task, (uint64_t)-1, first, 0);
+  const int b = index_of(EV_SCHED, task, (uint64_t)-1, second, 0);
+  CHECK(task != 0 && a >= 0 && b > a, "%s fulfil: status %d at event %d, status %d at %d", name, first, a, second, b);
+  CHECK(events[fulfil_first ? a : b].b == 0, "%s fulfil: the fulfil's status told with a next task", name);
+  const int nev = __atomic_load_n(&nevents, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < nev; ++i)
+    CHECK(events[i].kind != EV_SCHED || events[i].a != task || events[i].status == first ||
+              events[i].status == second || events[i].status == ompt_task_switch,
+          "%s fulfil: status %d too", name, events[i].status);
 }
 
 int main(void) {
@@ -206,22 +192,10 @@ int main(void) {
     NOTE("%d threads, T1 %s: %d edges (only checked for order)", team, held ? "held" : "not held", edges);
   }
 
-  /* early fulfil: early_fulfill (next NULL) from the body, then complete at its end */
-  const int e_sw = index_of(EV_SCHED, early, (uint64_t)-1, ompt_task_early_fulfill, 0);
-  const int e_co = index_of(EV_SCHED, early, (uint64_t)-1, ompt_task_complete, 0);
-  CHECK(early != 0 && e_sw >= 0 && e_co > e_sw, "early fulfil: early_fulfill at %d, complete at %d", e_sw, e_co);
-  CHECK(events[e_sw].b == 0, "early_fulfill told with a next task");
-  CHECK(index_of(EV_SCHED, early, (uint64_t)-1, ompt_task_detach, 0) < 0 &&
-            index_of(EV_SCHED, early, (uint64_t)-1, ompt_task_late_fulfill, 0) < 0,
-        "early fulfil: a detach or late_fulfill status too");
-  /* late fulfil: detach at the body's end, then late_fulfill (next NULL), nothing after */
-  const int l_de = index_of(EV_SCHED, late, (uint64_t)-1, ompt_task_detach, 0);
-  const int l_la = index_of(EV_SCHED, late, (uint64_t)-1, ompt_task_late_fulfill, 0);
-  CHECK(late != 0 && l_de >= 0 && l_la > l_de, "late fulfil: detach at %d, late_fulfill at %d", l_de, l_la);
-  CHECK(events[l_la].b == 0, "late_fulfill told with a next task");
-  CHECK(index_of(EV_SCHED, late, (uint64_t)-1, ompt_task_complete, 0) < 0 &&
-            index_of(EV_SCHED, late, (uint64_t)-1, ompt_task_early_fulfill, 0) < 0,
-        "late fulfil: a complete or early_fulfill status too");
+  /* early: early_fulfill from the body's fulfil, then complete at its end; late: detach at the
+   * body's end, then late_fulfill */
+  check_detached("early", early, ompt_task_early_fulfill, ompt_task_complete, 1);
+  check_detached("late", late, ompt_task_detach, ompt_task_late_fulfill, 0);
   CHECK(device_calls == 0, "%d device callbacks on the host", device_calls);
   PASS();
 }

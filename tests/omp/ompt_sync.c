@@ -14,11 +14,7 @@
  * Built by clang it runs on libomp (the reference) and on Plait; by gcc, linked with libplait-omp.
  * Prints "PASS ompt_sync" (exit 0) or "FAIL ompt_sync: <what>" (exit 1). */
 #define TEST_NAME "ompt_sync"
-#include <omp-tools.h>
-#include <omp.h>
-#include <stdint.h>
-
-#include "omp_test.h"
+#include "ompt_test.h"
 
 #define MAXEV 16384
 #define ITER 20
@@ -36,24 +32,12 @@ struct event {
 
 static struct event events[MAXEV];
 static int nevents;
-static int thread_count;
-static uint64_t next_id = 1;
-static ompt_get_thread_data_t get_thread_data;
-static ompt_get_parallel_info_t get_parallel_info;
 
 static void add(int kind, uint64_t a, uint64_t b, int flags) {
   int i = __atomic_fetch_add(&nevents, 1, __ATOMIC_RELAXED);
   if (i >= MAXEV) CHECK(0, "more than %d events", MAXEV);
-  ompt_data_t *td = get_thread_data();
-  events[i] = (struct event){0, kind, td == NULL ? -1 : (int)td->value, a, b, flags};
+  events[i] = (struct event){0, kind, my_thread(), a, b, flags};
   __atomic_store_n(&events[i].ready, 1, __ATOMIC_RELEASE);
-}
-static uint64_t val(ompt_data_t *d) { return d == NULL ? 0 : d->value; }
-static uint64_t new_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
-
-static void on_thread_begin(ompt_thread_t type, ompt_data_t *data) {
-  (void)type;
-  data->value = (uint64_t)__atomic_add_fetch(&thread_count, 1, __ATOMIC_RELAXED);
 }
 static void on_lock_init(ompt_mutex_t kind, unsigned hint, unsigned impl, ompt_wait_id_t id, const void *ra) {
   (void)hint, (void)impl, (void)ra;
@@ -102,14 +86,8 @@ static void on_cancel(ompt_data_t *task, int flags, const void *ra) {
   add(EV_CANCEL, val(task), 0, flags);
 }
 
-static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool) {
-  (void)device, (void)tool;
-  ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-  get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
-  get_parallel_info = (ompt_get_parallel_info_t)lookup("ompt_get_parallel_info");
-  if (set == NULL || get_thread_data == NULL || get_parallel_info == NULL) return 0;
-#define SET(e, f) CHECK(set(e, (ompt_callback_t)(f)) == ompt_set_always, "ompt_set_callback(" #e ") is not always")
-  SET(ompt_callback_thread_begin, on_thread_begin);
+static void tool_callbacks(void) {
+  SET(ompt_callback_thread_begin, ot_thread_begin);
   SET(ompt_callback_lock_init, on_lock_init);
   SET(ompt_callback_lock_destroy, on_lock_destroy);
   SET(ompt_callback_mutex_acquire, on_acquire);
@@ -120,14 +98,6 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
   SET(ompt_callback_implicit_task, on_implicit_task);
   SET(ompt_callback_masked, on_masked);
   SET(ompt_callback_cancel, on_cancel);
-  return 1;
-}
-static void finalize(ompt_data_t *tool) { (void)tool; }
-
-ompt_start_tool_result_t *ompt_start_tool(unsigned int version, const char *runtime) {
-  (void)version, (void)runtime;
-  static ompt_start_tool_result_t r = {&initialize, &finalize, {0}};
-  return &r;
 }
 
 /* Events of one kind on one wait id, in order; returns how many. */

@@ -17,11 +17,7 @@
  * Built by clang (libomp is the reference) and by gcc (libgomp has no OMPT: only Plait runs it).
  * Prints "PASS ompt_tasks" (exit 0) or "FAIL ompt_tasks: <what>" (exit 1). */
 #define TEST_NAME "ompt_tasks"
-#include <omp-tools.h>
-#include <omp.h>
-#include <stdint.h>
-
-#include "omp_test.h"
+#include "ompt_test.h"
 
 #define NTASKS 40
 #define MAXEV 8192
@@ -39,22 +35,10 @@ struct event {
 
 static struct event events[MAXEV];
 static int nevents;
-static uint64_t next_id = 1;
-static ompt_get_thread_data_t get_thread_data;
-static ompt_get_task_info_t get_task_info;
-static ompt_get_parallel_info_t get_parallel_info;
-static int thread_count;
 static int implicit_ends;       /* of the first region, counted after the event is written: see main */
 static uint64_t first_region;   /* that region's parallel data */
 #define MAXID 65536
 static uint64_t region_of[MAXID]; /* an implicit task's region, by its id */
-
-static uint64_t new_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
-
-static int my_thread(void) {
-  ompt_data_t *d = get_thread_data();
-  return d == NULL ? -1 : (int)d->value;
-}
 
 static void add(int kind, uint64_t a, uint64_t b, int flags, int extra) {
   int i = __atomic_fetch_add(&nevents, 1, __ATOMIC_RELAXED);
@@ -63,10 +47,8 @@ static void add(int kind, uint64_t a, uint64_t b, int flags, int extra) {
   __atomic_store_n(&events[i].ready, 1, __ATOMIC_RELEASE);
 }
 
-static uint64_t val(ompt_data_t *d) { return d == NULL ? 0 : d->value; }
-
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *data) {
-  data->value = (uint64_t)__atomic_add_fetch(&thread_count, 1, __ATOMIC_RELAXED);
+  ot_thread_begin(type, data);
   add(EV_THREAD_BEGIN, (uint64_t)type, 0, 0, 0);
 }
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *par, unsigned requested,
@@ -127,14 +109,7 @@ static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int
   add(EV_DEPS, val(task), (uint64_t)ours, ndeps, kinds);
 }
 
-static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool) {
-  (void)device, (void)tool;
-  ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-  get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
-  get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
-  get_parallel_info = (ompt_get_parallel_info_t)lookup("ompt_get_parallel_info");
-  if (set == NULL || get_thread_data == NULL || get_task_info == NULL || get_parallel_info == NULL) return 0;
-#define SET(e, f) CHECK(set(e, (ompt_callback_t)(f)) == ompt_set_always, "ompt_set_callback(" #e ") is not always")
+static void tool_callbacks(void) {
   SET(ompt_callback_thread_begin, on_thread_begin);
   SET(ompt_callback_parallel_begin, on_parallel_begin);
   SET(ompt_callback_parallel_end, on_parallel_end);
@@ -144,21 +119,6 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
   SET(ompt_callback_sync_region, on_sync_region);
   SET(ompt_callback_sync_region_wait, on_sync_wait);
   SET(ompt_callback_dependences, on_dependences);
-  return 1;
-}
-static void finalize(ompt_data_t *tool) { (void)tool; }
-
-ompt_start_tool_result_t *ompt_start_tool(unsigned int version, const char *runtime) {
-  (void)version, (void)runtime;
-  static ompt_start_tool_result_t r = {&initialize, &finalize, {0}};
-  return &r;
-}
-
-static uint64_t current_task(void) {
-  ompt_data_t *d = NULL;
-  int flags = 0;
-  CHECK(get_task_info(0, &flags, &d, NULL, NULL, NULL) == 2, "ompt_get_task_info(0) found no task");
-  return val(d);
 }
 
 static uint64_t seen_in_task[NTASKS + 2];

@@ -18,11 +18,7 @@
  * Built by clang (libomp is the reference) and by gcc (Plait only: libgomp has no OMPT).
  * Prints "PASS ompt_work" (exit 0) or "FAIL ompt_work: <what>" (exit 1). */
 #define TEST_NAME "ompt_work"
-#include <omp-tools.h>
-#include <omp.h>
-#include <stdint.h>
-
-#include "omp_test.h"
+#include "ompt_test.h"
 
 #define N 100
 #define MAXEV 4096
@@ -36,27 +32,10 @@ struct event {
 };
 static struct event events[MAXEV];
 static int nevents;
-static uint64_t next_id = 1;
-static int plait_runtime; /* the runtime's name starts with "Plait" */
-static int work_set;      /* what ompt_set_callback(work) answered */
-static ompt_get_thread_data_t get_thread_data;
-static ompt_get_task_info_t get_task_info;
-static ompt_get_parallel_info_t get_parallel_info;
-static int thread_count;
+static int work_set; /* what ompt_set_callback(work) answered */
 static uint64_t implicit_of[MAXT]; /* (thread tool id) -> its implicit task in the checked region */
 static uint64_t checked_region;    /* that region's parallel data */
 
-static uint64_t new_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
-static uint64_t val(ompt_data_t *d) { return d == NULL ? 0 : d->value; }
-static int my_thread(void) {
-  ompt_data_t *d = get_thread_data();
-  return d == NULL ? -1 : (int)d->value;
-}
-
-static void on_thread_begin(ompt_thread_t type, ompt_data_t *data) {
-  (void)type;
-  data->value = (uint64_t)__atomic_add_fetch(&thread_count, 1, __ATOMIC_RELAXED);
-}
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *par, unsigned requested,
                               int flags, const void *ra) {
   (void)task, (void)frame, (void)requested, (void)flags, (void)ra;
@@ -85,31 +64,15 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t ep, ompt_data_t *par
   __atomic_store_n(&events[i].ready, 1, __ATOMIC_RELEASE);
 }
 
-static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool) {
-  (void)device, (void)tool;
-  ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-  get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
-  get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
-  get_parallel_info = (ompt_get_parallel_info_t)lookup("ompt_get_parallel_info");
-  if (set == NULL || get_thread_data == NULL || get_task_info == NULL || get_parallel_info == NULL) return 0;
-#define SET(e, f) CHECK(set(e, (ompt_callback_t)(f)) == ompt_set_always, "ompt_set_callback(" #e ") is not always")
-  SET(ompt_callback_thread_begin, on_thread_begin);
+static void tool_callbacks(void) {
+  SET(ompt_callback_thread_begin, ot_thread_begin);
   SET(ompt_callback_parallel_begin, on_parallel_begin);
   SET(ompt_callback_implicit_task, on_implicit_task);
   SET(ompt_callback_task_create, on_task_create);
-  work_set = set(ompt_callback_work, (ompt_callback_t)on_work);
+  work_set = ot_set(ompt_callback_work, (ompt_callback_t)on_work);
   CHECK(work_set == ompt_set_always || work_set == ompt_set_sometimes_paired,
         "ompt_set_callback(work) answered %d (always %d or sometimes_paired %d expected)", work_set, ompt_set_always,
         ompt_set_sometimes_paired);
-  return 1;
-}
-static void finalize(ompt_data_t *tool) { (void)tool; }
-
-ompt_start_tool_result_t *ompt_start_tool(unsigned int version, const char *runtime) {
-  (void)version;
-  plait_runtime = runtime != NULL && strncmp(runtime, "Plait", 5) == 0;
-  static ompt_start_tool_result_t r = {&initialize, &finalize, {0}};
-  return &r;
 }
 
 /* The task at ancestor level k: its data, flags, parallel data and thread number (0: none). */
