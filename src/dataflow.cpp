@@ -310,6 +310,18 @@ seg_map::iterator locate(dataflow_state& st, std::uintptr_t a) {
   return it;
 }
 
+// x alone is segment s's new generation, of kind k: the readers, the last generation and its
+// mutexinoutset set (if any) are forgotten.
+void new_generation(segment& s, dep_node* x, seg_kind k) {
+  drop(s.readers);
+  drop(s.gen);
+  ms_unref(s.ms);
+  s.ms = nullptr;
+  s.gen.push_back(x);
+  ref(x);
+  s.kind = k;
+}
+
 // The OpenMP rules for one access of x to every byte of segment s (docs/dataflow.md, table 1).
 void update(segment& s, dep_mode mode, dep_node* x) {
   switch (mode) {
@@ -321,14 +333,8 @@ void update(segment& s, dep_mode mode, dep_node* x) {
     case dep_mode::inout:
       // The readers since the last write waited for that write; with none, wait for it directly.
       edges_from(s.readers.empty() ? s.gen : s.readers, x);
-      drop(s.readers);
-      drop(s.gen);
       drop(s.before);
-      ms_unref(s.ms);
-      s.ms = nullptr;
-      s.gen.push_back(x);
-      ref(x);
-      s.kind = seg_kind::write;
+      new_generation(s, x, seg_kind::write);
       return;
     case dep_mode::inoutset:
     case dep_mode::mutexinoutset: {
@@ -345,13 +351,7 @@ void update(segment& s, dep_mode mode, dep_node* x) {
       edges_from(prev, x);
       drop(s.before);
       s.before.take(prev);  // the references move with the entries
-      drop(s.readers);
-      drop(s.gen);
-      ms_unref(s.ms);
-      s.ms = nullptr;
-      s.gen.push_back(x);
-      ref(x);
-      s.kind = k;
+      new_generation(s, x, k);
       if (k == seg_kind::mset) {
         s.ms = new mutex_set;
         s.ms->refs = 1;

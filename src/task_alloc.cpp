@@ -24,6 +24,35 @@ static FreeBlock* carve(void* mem, unsigned c, std::uint32_t n) noexcept {
   return reinterpret_cast<FreeBlock*>(base);
 }
 
+// A whole batch the depot keeps, unlinked from it; null when it has none. d.mu held.
+static FreeBlock* take_batch(AllocDepot& d) noexcept {
+  FreeBlock* got = d.batches;
+  if (got == nullptr) return nullptr;
+  PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
+  d.batches = got->next_batch;
+  PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
+  return got;
+}
+
+// A batch of B blocks of class c from fresh memory, whose slab the depot keeps (alloc_release
+// frees it). The allocation may throw bad_alloc (task_group::run passes it on); `lock`: the
+// caller does not hold d.mu (the slab list is taken under it; the allocation is not).
+static FreeBlock* fresh_batch(AllocDepot& d, unsigned c, std::uint32_t B, bool lock) {
+  void* mem = ::operator new(alloc_batch_bytes, std::align_val_t{alloc_min_block});
+  try {
+    if (lock) {
+      std::lock_guard<std::mutex> lk(d.mu);
+      d.slabs.push_back(mem);
+    } else {
+      d.slabs.push_back(mem);
+    }
+  } catch (...) {
+    ::operator delete(mem, std::align_val_t{alloc_min_block});
+    throw;
+  }
+  return carve(mem, c, B);
+}
+
 void* alloc_refill(Worker* w, unsigned c) {
   AllocCache& k = w->acache[c];
   const std::uint32_t B = alloc_batch(c);
@@ -37,25 +66,9 @@ void* alloc_refill(Worker* w, unsigned c) {
     FreeBlock* got = nullptr;
     {
       std::lock_guard<std::mutex> lk(d.mu);
-      if (d.batches != nullptr) {
-        got = d.batches;
-        PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
-        d.batches = got->next_batch;
-        PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
-      }
+      got = take_batch(d);
     }
-    if (got == nullptr) {
-      // Fresh memory: one batch. The allocation may throw bad_alloc (task_group::run passes it on).
-      void* mem = ::operator new(alloc_batch_bytes, std::align_val_t{alloc_min_block});
-      try {
-        std::lock_guard<std::mutex> lk(d.mu);
-        d.slabs.push_back(mem);
-      } catch (...) {
-        ::operator delete(mem, std::align_val_t{alloc_min_block});
-        throw;
-      }
-      got = carve(mem, c, B);
-    }
+    if (got == nullptr) got = fresh_batch(d, c, B, /*lock=*/true);
     k.head = got;
     k.n = B;
   }
@@ -114,22 +127,8 @@ void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align) {
   if (d.strays == nullptr) {
     // The strays are empty: they become one batch less a block (the depot keeps whole batches
     // in `batches` and fewer than a batch's worth in `strays`).
-    FreeBlock* got = nullptr;
-    if (d.batches != nullptr) {
-      got = d.batches;
-      PLAIT_ALLOC_UNPOISON(got, sizeof(FreeBlock));
-      d.batches = got->next_batch;
-      PLAIT_ALLOC_POISON(got, sizeof(FreeBlock));
-    } else {
-      void* mem = ::operator new(alloc_batch_bytes, std::align_val_t{alloc_min_block});
-      try {
-        d.slabs.push_back(mem);
-      } catch (...) {
-        ::operator delete(mem, std::align_val_t{alloc_min_block});
-        throw;
-      }
-      got = carve(mem, c, B);
-    }
+    FreeBlock* got = take_batch(d);
+    if (got == nullptr) got = fresh_batch(d, c, B, /*lock=*/false);
     d.strays = got;
     d.stray_n = B;
   }

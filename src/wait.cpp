@@ -67,18 +67,8 @@ std::uint32_t LeapfrogWait::wants() const noexcept { return thief->index + 1; }
 bool HelpWait::look(Worker* w) const noexcept {
   Pool* p = w->pool;
   const unsigned n = p->n;
-  if (PLAIT_UNLIKELY(p->look_attempts + 1 < n)) {
-    // Oversubscribed: the last victim, then a random sample (Pool::look_attempts).
-    unsigned v = w->last_victim;
-    for (unsigned k = 0; k < p->look_attempts; ++k) {
-      if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {
-        w->last_victim = v;
-        return true;
-      }
-      v = next_random(w) % n;
-    }
-    return false;
-  }
+  // Oversubscribed: the last victim, then a random sample (Pool::look_attempts).
+  if (PLAIT_UNLIKELY(p->look_attempts + 1 < n)) return steal_sampled(w);
   for (unsigned k = 0; k + 1 < n; ++k) {
     unsigned v = (w->last_victim + k) % n;
     if (v == w->index) v = (v + 1) % n;

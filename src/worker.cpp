@@ -82,11 +82,16 @@ bool find_work(Worker* w) noexcept {
   }
   // relaxed: a hint; take_injected re-checks under the lock.
   if (p->roots.count.load(std::memory_order_relaxed) != 0 && take_injected(w)) return true;
-  unsigned n = p->n;
-  if (n == 1) return false;
+  if (p->n == 1) return false;
   if (w->vorder != nullptr) return find_work_near(w, *w->vorder);
-  // The last victim that had work first (it often still has), then random ones; one round is
-  // n-1 attempts, or a sample of them when the pool is oversubscribed (Pool::look_attempts).
+  return steal_sampled(w);
+}
+
+// The last victim that had work first (it often still has), then random ones; one round is n-1
+// attempts, or a sample of them when the pool is oversubscribed (Pool::look_attempts).
+bool steal_sampled(Worker* w) noexcept {
+  Pool* p = w->pool;
+  const unsigned n = p->n;
   unsigned v = w->last_victim;
   for (unsigned k = 0; k < p->look_attempts; ++k) {
     if (v != w->index && steal_one(w, &p->workers[v]) == steal_result::success) {

@@ -14,6 +14,9 @@ void* worker_main(void* arg);
 // The worker's own random sequence (xorshift64*; owner-only state): victims to sample.
 unsigned next_random(Worker* w) noexcept;
 bool find_work(Worker* w) noexcept;
+// Steals from the last victim that had work, then from random ones, Pool::look_attempts tries in
+// all (find_work's look, and a helping waiter's in an oversubscribed pool); true: it ran a task.
+bool steal_sampled(Worker* w) noexcept;
 
 // A worker that was idle (in worker_main) got a task: credit the idle time, close the trace's idle
 // slice. Called before the task runs.

@@ -72,6 +72,8 @@ class partitioner {
 
  private:
   partitioner(kind k, std::int64_t p) noexcept : kind_(k), param_(p) {}
+  // A partitioner whose parameter must be at least 1 (`what` names it in the error).
+  static partitioner positive(kind k, std::int64_t p, const char* what);
   kind kind_;
   std::int64_t param_;
 };
@@ -83,25 +85,24 @@ unsigned workers_of(const Worker* w) noexcept;  // the size of w's pool
 }  // namespace detail
 
 inline partitioner static_partition() noexcept { return {partitioner::kind::static_, 0}; }
+inline partitioner partitioner::positive(kind k, std::int64_t p, const char* what) {
+  if (p < 1) detail::bad_partitioner_arg(what, p);
+  return {k, p};
+}
 inline partitioner dynamic_partition(std::int64_t chunk) {
-  if (chunk < 1) detail::bad_partitioner_arg("dynamic_partition: chunk", chunk);
-  return {partitioner::kind::dynamic, chunk};
+  return partitioner::positive(partitioner::kind::dynamic, chunk, "dynamic_partition: chunk");
 }
 inline partitioner guided_partition(std::int64_t min_chunk) {
-  if (min_chunk < 1) detail::bad_partitioner_arg("guided_partition: min_chunk", min_chunk);
-  return {partitioner::kind::guided, min_chunk};
+  return partitioner::positive(partitioner::kind::guided, min_chunk, "guided_partition: min_chunk");
 }
 inline partitioner taskloop_grainsize(std::int64_t grain) {
-  if (grain < 1) detail::bad_partitioner_arg("taskloop_grainsize: grain", grain);
-  return {partitioner::kind::grainsize, grain};
+  return partitioner::positive(partitioner::kind::grainsize, grain, "taskloop_grainsize: grain");
 }
 inline partitioner taskloop_num_tasks(std::int64_t ntasks) {
-  if (ntasks < 1) detail::bad_partitioner_arg("taskloop_num_tasks: num_tasks", ntasks);
-  return {partitioner::kind::num_tasks, ntasks};
+  return partitioner::positive(partitioner::kind::num_tasks, ntasks, "taskloop_num_tasks: num_tasks");
 }
 inline partitioner recursive_partition(std::int64_t grain) {
-  if (grain < 1) detail::bad_partitioner_arg("recursive_partition: grain", grain);
-  return {partitioner::kind::recursive, grain};
+  return partitioner::positive(partitioner::kind::recursive, grain, "recursive_partition: grain");
 }
 inline partitioner adaptive_partition() noexcept { return {partitioner::kind::adaptive, 0}; }
 

@@ -135,17 +135,39 @@ void run_microtask(void* d) {
   plait_kmp_invoke_microtask(f->micro, &gtid, &tid, f->argc, f->argv);
 }
 
-// The varargs of a fork into `small` (or `big` past 12), padded to four entries at least.
-void read_args(kmp_int32 argc, std::va_list ap, void** small, std::vector<void*>& big, Fork& f) {
-  if (argc < 0) fatal("__kmpc_fork_call: a negative argument count (%d)", argc);
-  void** argv = small;
-  if (argc > 12) {
-    big.assign(static_cast<std::size_t>(argc) + 4, nullptr);
-    argv = big.data();
+// A fork's microtask and its arguments: up to 12 in `small`, else in `big` (padded to four
+// entries at least: plait_kmp_invoke_microtask passes four).
+struct ForkArgs {
+  void* small[16] = {};
+  std::vector<void*> big;
+  Fork f;
+  ForkArgs(kmpc_micro micro, kmp_int32 argc) : f{micro, argc, small} {
+    if (argc < 0) fatal("__kmpc_fork_call: a negative argument count (%d)", argc);
+    if (argc > 12) {
+      big.assign(static_cast<std::size_t>(argc) + 4, nullptr);
+      f.argv = big.data();
+    }
   }
-  for (kmp_int32 i = 0; i < argc; ++i) argv[i] = va_arg(ap, void*);
-  f.argc = argc;
-  f.argv = argv;
+  ForkArgs(const ForkArgs&) = delete;  // (f.argv may point into small)
+  ForkArgs& operator=(const ForkArgs&) = delete;
+};
+
+// __kmpc_fork_call and __kmpc_fork_teams after their va_start: the region, or the league of
+// teams, with the sizes the program pushed before (consumed).
+void fork_va(kmpc_micro microtask, kmp_int32 argc, std::va_list ap, bool teams) {
+  note_abi(abi_kmp);
+  ForkArgs a(microtask, argc);
+  for (kmp_int32 i = 0; i < argc; ++i) a.f.argv[i] = va_arg(ap, void*);
+  if (!teams) {
+    const kmp_int32 n = pushed.nthreads;
+    pushed.nthreads = 0;
+    parallel_with(&run_microtask, &a.f, n > 0 ? static_cast<unsigned>(n) : 0u, nullptr, nullptr);
+    return;
+  }
+  const Pushed p = pushed;
+  pushed.nteams = pushed.thread_limit = 0;
+  GOMP_teams_reg(&run_microtask, &a.f, p.nteams > 0 ? static_cast<unsigned>(p.nteams) : 0u,
+                 p.thread_limit > 0 ? static_cast<unsigned>(p.thread_limit) : 0u, 0);
 }
 
 // A reduction's lock was taken by this thread (__kmpc_reduce*: answer 1 in a team).
@@ -259,52 +281,29 @@ void __kmpc_push_num_teams_51(ident_t*, kmp_int32, kmp_int32 lb, kmp_int32 ub, k
 }
 
 void __kmpc_fork_call(ident_t*, kmp_int32 argc, kmpc_micro microtask, ...) {
-  note_abi(abi_kmp);
-  void* small[16] = {};
-  std::vector<void*> big;
-  Fork f{microtask, 0, nullptr};
   std::va_list ap;
   va_start(ap, microtask);
-  read_args(argc, ap, small, big, f);
+  fork_va(microtask, argc, ap, /*teams=*/false);
   va_end(ap);
-  const kmp_int32 n = pushed.nthreads;
-  pushed.nthreads = 0;
-  parallel_with(&run_microtask, &f, n > 0 ? static_cast<unsigned>(n) : 0u, nullptr, nullptr);
 }
 
-void __kmpc_fork_call_if(ident_t* loc, kmp_int32 argc, kmpc_micro microtask, kmp_int32 cond, void* args) {
+void __kmpc_fork_call_if(ident_t*, kmp_int32 argc, kmpc_micro microtask, kmp_int32 cond, void* args) {
   // (OpenMPIRBuilder's form: the arguments come as one array of pointers)
   note_abi(abi_kmp);
-  void* small[16] = {};
-  std::vector<void*> big;
-  void** argv = small;
-  if (argc > 12) {
-    big.assign(static_cast<std::size_t>(argc) + 4, nullptr);
-    argv = big.data();
-  }
-  if (argc > 0) std::memcpy(argv, args, static_cast<std::size_t>(argc) * sizeof(void*));
-  Fork f{microtask, argc, argv};
-  (void)loc;
+  ForkArgs a(microtask, argc);
+  if (argc > 0) std::memcpy(a.f.argv, args, static_cast<std::size_t>(argc) * sizeof(void*));
   const kmp_int32 n = pushed.nthreads;
   pushed.nthreads = 0;
-  parallel_with(&run_microtask, &f, cond != 0 ? (n > 0 ? static_cast<unsigned>(n) : 0u) : 1u, nullptr, nullptr);
+  parallel_with(&run_microtask, &a.f, cond != 0 ? (n > 0 ? static_cast<unsigned>(n) : 0u) : 1u, nullptr, nullptr);
 }
 
 // teams on the host: GOMP_teams_reg's league (one team after another on this thread), each team's
 // initial thread calling the microtask with thread number 0.
 void __kmpc_fork_teams(ident_t*, kmp_int32 argc, kmpc_micro microtask, ...) {
-  note_abi(abi_kmp);
-  void* small[16] = {};
-  std::vector<void*> big;
-  Fork f{microtask, 0, nullptr};
   std::va_list ap;
   va_start(ap, microtask);
-  read_args(argc, ap, small, big, f);
+  fork_va(microtask, argc, ap, /*teams=*/true);
   va_end(ap);
-  const Pushed p = pushed;
-  pushed.nteams = pushed.thread_limit = 0;
-  GOMP_teams_reg(&run_microtask, &f, p.nteams > 0 ? static_cast<unsigned>(p.nteams) : 0u,
-                 p.thread_limit > 0 ? static_cast<unsigned>(p.thread_limit) : 0u, 0);
 }
 
 // parallel if(0): the compiler calls the outlined function itself between these two, as member 0
