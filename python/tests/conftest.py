@@ -35,6 +35,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.serial)
 
 
+def bench_text(kernel: str, runtimes: list[str], threads: str, params: str, extra: str = "") -> str:
+    """One [[benchmark]] table of a study file; `threads` and `params` as TOML text, `extra` more lines."""
+    rts = ", ".join(f'"{r}"' for r in runtimes)
+    return f'[[benchmark]]\nkernel = "{kernel}"\nruntimes = [{rts}]\nthreads = {threads}\nparams = {params}\n{extra}'
+
+
+def study_text(name: str, rounds: int, warmup: int, seed: int, *benchmarks: str, extra: str = "") -> str:
+    """A study file's text: its [study] table (`extra`: more lines of it), then the benchmarks (bench_text)."""
+    head = f'\n[study]\nname = "{name}"\nrounds = {rounds}\nwarmup = {warmup}\nseed = {seed}\n{extra}'
+    return head + "".join("\n" + b for b in benchmarks)
+
+
 def make_fake_bins(base: Path, kernels=("fib", "uts")) -> BinDirs:
     gcc, clang = base / "gcc-bin", base / "clang-bin"
     gcc.mkdir(parents=True, exist_ok=True)

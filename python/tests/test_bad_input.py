@@ -18,20 +18,9 @@ from click.testing import CliRunner
 
 from plait_bench import db, report
 from plait_bench.cli import main
+from conftest import bench_text, study_text
 
-SMALL = """
-[study]
-name = "small"
-rounds = 1
-warmup = 0
-seed = 7
-
-[[benchmark]]
-kernel = "fib"
-runtimes = ["serial", "plait"]
-threads = "1..2"
-params = { n = 10 }
-"""
+SMALL = study_text("small", 1, 0, 7, bench_text("fib", ["serial", "plait"], '"1..2"', "{ n = 10 }"))
 
 
 def env_for(bins, dbp) -> dict:

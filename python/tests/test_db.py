@@ -13,22 +13,11 @@ import pytest
 from plait_bench import db, sweep
 from plait_bench.registry import find_root
 from plait_bench.study import load_study
+from conftest import bench_text, study_text
 
-STUDY = """
-[study]
-name = "resume"
-rounds = 3
-warmup = 1
-seed = 5
-timeout_s = 10
-
-[[benchmark]]
-kernel = "uts"
-runtimes = ["serial", "plait", "tbb"]
-threads = "1..2"
-params = { type = "binomial", b0 = 100, q = 0.12, m = 8, seed = 1 }
-sweep = { g = [1, 4] }
-"""
+STUDY = study_text("resume", 3, 1, 5, bench_text("uts", ["serial", "plait", "tbb"], '"1..2"',
+                                                   "{ type = \"binomial\", b0 = 100, q = 0.12, m = 8, seed = 1 }",
+                                                   "sweep = { g = [1, 4] }\n"), extra="timeout_s = 10\n")
 
 
 def cli(args, env_extra=None, **kw):

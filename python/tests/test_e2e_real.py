@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, bench_text, study_text
 from plait_bench.registry import BinDirs, find_root
 from plait_bench.tour import PART_IDS, load_tour, resolve_tour_path
 
@@ -43,30 +43,11 @@ def test_tiny_study_on_real_binaries(tmp_path):
         assert (GCC_BIN / name).is_file(), f"{GCC_BIN / name} missing: the gcc-release tree must build fib"
     has_uts = (GCC_BIN / "uts-serial").is_file() and (GCC_BIN / "uts-plait").is_file()
     study = tmp_path / "tiny.toml"
-    text = """
-        [study]
-        name = "tiny-real"
-        rounds = 2
-        warmup = 1
-        seed = 1
-        timeout_s = 30
-
-        [[benchmark]]
-        kernel = "fib"
-        runtimes = ["serial", "plait"]
-        threads = "1..2"
-        params = { n = 18, cutoff = 0 }
-    """
+    benches = [bench_text("fib", ["serial", "plait"], '"1..2"', "{ n = 18, cutoff = 0 }")]
     if has_uts:
-        text += """
-        [[benchmark]]
-        kernel = "uts"
-        runtimes = ["serial", "plait"]
-        threads = "1..2"
-        params = { type = "binomial", b0 = 200, q = 0.12, m = 8, seed = 1 }
-        sweep = { g = [1, 2] }
-        """
-    study.write_text(textwrap.dedent(text))
+        benches.append(bench_text("uts", ["serial", "plait"], '"1..2"',
+                                  '{ type = "binomial", b0 = 200, q = 0.12, m = 8, seed = 1 }', "sweep = { g = [1, 2] }\n"))
+    study.write_text(study_text("tiny-real", 2, 1, 1, *benches, extra="timeout_s = 30\n"))
     dbp = tmp_path / "real.db"
     env = {"PLAIT_BENCH_GCC_BIN": str(GCC_BIN), "PLAIT_BENCH_DB": str(dbp)}
     cp = _cli(["run", str(study)], env)

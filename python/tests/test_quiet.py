@@ -12,21 +12,10 @@ import pytest
 
 from plait_bench import quiet
 from plait_bench.verdicts import Verdict, disturbed_rounds, machine_undecided, size_note
+from conftest import bench_text, study_text
 from test_tour import PART_IDS, STUDIES, _tour, _tour_files, tour_env  # noqa: F401 (fixture)
 
-SMALL = """
-[study]
-name = "small"
-rounds = 2
-warmup = 0
-seed = 7
-
-[[benchmark]]
-kernel = "fib"
-runtimes = ["serial", "plait"]
-threads = "1..2"
-params = { n = 10 }
-"""
+SMALL = study_text("small", 2, 0, 7, bench_text("fib", ["serial", "plait"], '"1..2"', "{ n = 10 }"))
 
 
 @pytest.fixture

@@ -6,27 +6,11 @@ import pytest
 
 from plait_bench.registry import BinDirs, find_root
 from plait_bench.study import StudyError, load_study, missing_binaries
+from conftest import bench_text, study_text
 
-GOOD = """
-[study]
-name = "t"
-rounds = 3
-warmup = 1
-seed = 11
-
-[[benchmark]]
-kernel = "uts"
-runtimes = ["serial", "plait", "gomp"]
-threads = "1..2"
-params = { tree = "T3" }
-sweep = { g = [1, 2] }
-
-[[benchmark]]
-kernel = "fib"
-runtimes = ["serial", "plait"]
-threads = [2]
-params = { n = 15 }
-"""
+GOOD = study_text("t", 3, 1, 11,
+                  bench_text("uts", ["serial", "plait", "gomp"], '"1..2"', '{ tree = "T3" }', "sweep = { g = [1, 2] }\n"),
+                  bench_text("fib", ["serial", "plait"], "[2]", "{ n = 15 }"))
 
 
 def problems(path, bins=None, **kw):

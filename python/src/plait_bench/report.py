@@ -25,7 +25,7 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
 from typing import Callable
 
@@ -237,15 +237,25 @@ def _header(ctx: _Context) -> Section:
     return md, []
 
 
-def _uts_efficiency(ctx: _Context) -> Section:
+def _uts_section(body: Callable[[_Context, _Uts, list[str], list[Path]], None]) -> Callable[[_Context], Section]:
+    """A UTS section: nothing for a session without UTS runs; else body(ctx, u, md, written) appends its
+    markdown pieces to md and the files it draws to written."""
+    @wraps(body)
+    def section(ctx: _Context) -> Section:
+        if ctx.uts is None:
+            return [], []
+        md: list[str] = []
+        written: list[Path] = []
+        body(ctx, ctx.uts, md, written)
+        return md, written
+    return section
+
+
+@_uts_section
+def _uts_efficiency(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> None:
     """UTS parallel efficiency vs granularity: Figs 2-3 and the efficiency table."""
-    u = ctx.uts
-    if u is None:
-        return [], []
     ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
     pts, P, series = u.pts, u.P, u.series
-    md: list[str] = []
-    written: list[Path] = []
     i_op, kinstr, us_task, n_u, f_u = u.i_op, u.kinstr, u.us_task, u.n_ok, u.n_failed
     md.append("\n## UTS: parallel efficiency vs task granularity (study 000, Figs 2–3)\n")
     for fname, xfun, xlabel, note in (
@@ -309,18 +319,13 @@ def _uts_efficiency(ctx: _Context) -> Section:
         f"g={p.g}: {p.description}" + (f", {p.nodes:.0f} nodes, {p.tasks:.0f} tasks" if p.nodes and p.tasks else "")
         for p in pts) + ".\n")
     md.append(md_table(["runtime", *[p.label for p in pts]], rows) + "\n")
-    return md, written
 
 
-def _uts_speedup(ctx: _Context) -> Section:
+@_uts_section
+def _uts_speedup(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> None:
     """UTS speedup vs threads at the coarsest granularity: Fig 4."""
-    u = ctx.uts
-    if u is None:
-        return [], []
     ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
     pts, series = u.pts, u.series
-    md: list[str] = []
-    written: list[Path] = []
     md.append("\n## UTS: speedup vs threads at the coarsest granularity (Fig 4)\n")
     gmax = max(p.g for p in pts)
     pc = next(p for p in reversed(pts) if p.g == gmax)
@@ -358,18 +363,13 @@ def _uts_speedup(ctx: _Context) -> Section:
     plt.close(fig)
     written.append(out_dir / "fig4_speedup_threads.png")
     md.append(f"![fig4](fig4_speedup_threads.png)\n\n*{caption(n4, f4, pc.description)}.*\n")
-    return md, written
 
 
-def _uts_load_balancing(ctx: _Context) -> Section:
+@_uts_section
+def _uts_load_balancing(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> None:
     """UTS moved tasks per thread per second vs granularity (Fig 5) and its Pearson r (Table 3)."""
-    u = ctx.uts
-    if u is None:
-        return [], []
     ds, out_dir, caption = ctx.ds, ctx.out_dir, ctx.caption
     pts, P, series = u.pts, u.P, u.series
-    md: list[str] = []
-    written: list[Path] = []
     i_op, kinstr, n_u, f_u = u.i_op, u.kinstr, u.n_ok, u.n_failed
     md.append("\n## UTS: load balancing, moved tasks per thread per second (Fig 5, Table 3)\n")
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -420,16 +420,12 @@ def _uts_load_balancing(ctx: _Context) -> Section:
         ["SHA-1 ops per task", *[str(p.ops_per_task or "?") + f" (g={p.g})" for p, _, _ in pr]],
         [["Pearson r", *[("–" if r is None else f"{r:.2f}") + f" (n={n})" for _, r, n in pr]]],
     ) + "\n")
-    return md, written
 
 
-def _uts_granularity_tables(ctx: _Context) -> Section:
+@_uts_section
+def _uts_granularity_tables(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> None:
     """UTS time and instructions per SHA-1 op and per task: Tables 1-2."""
-    u = ctx.uts
-    if u is None:
-        return [], []
     pts, t_op, instr_rows = u.pts, u.t_op, u.instr_rows
-    md: list[str] = []
     md.append("\n## UTS: time and instructions per SHA-1 op and per task (Tables 1–2)\n")
     md.append(
         "Time per op = T_serial / ((nodes − 1) · g) at the coarsest granularity of this session "
@@ -454,7 +450,6 @@ def _uts_granularity_tables(ctx: _Context) -> Section:
             md.append(f"\nAll instructions of a g=1 serial run per node: {per_node / 1e3:.2f} k ({instr_rows[0]['build']}).\n")
     else:
         md.append("\n*No instruction counts in the database: run `plait-bench instr` (valgrind callgrind).*\n")
-    return md, []
 
 
 def _fib(ctx: _Context) -> Section:
@@ -661,13 +656,7 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
         rows = []
         for r in orows:
             st = suite._fmt(r.t_serial, " s", 4) + (f" **{r.serial_failed} FAILED**" if r.serial_failed else "")
-            cells = []
-            for s in series:
-                if s not in r.cells:
-                    cells.append("")
-                    continue
-                v, nf = r.cells[s]
-                cells.append(_ratio(v) + (f" **{nf} FAILED**" if nf else ""))
+            cells = r.texts(series, _ratio, lambda nf: f" **{nf} FAILED**")
             rows.append([r.problem.kernel, r.problem.cutoff_text, r.problem.label, st, *cells])
         ks = tuple(sorted({r.problem.kernel for r in orows}))
         n4, f4 = counts(ks, lambda r: r.threads == 1)

@@ -192,13 +192,7 @@ def suite_tables(ds: Dataset) -> list[Table]:
         for c in ("kernel", "cut-off", "serial (s)", *series):
             t.add_column(escape(c), justify="left" if c in ("kernel", "cut-off") else "right")
         for r in rows:
-            cells = []
-            for s in series:
-                if s not in r.cells:
-                    cells.append("")
-                    continue
-                v, nf = r.cells[s]
-                cells.append(fmt_summary(v, digits=2) + (f" [red]({nf} FAILED)[/]" if nf else ""))
+            cells = r.texts(series, lambda v: fmt_summary(v, digits=2), lambda nf: f" [red]({nf} FAILED)[/]")
             t.add_row(r.problem.kernel, escape(r.problem.cutoff_text), _med(r.t_serial, 4)
                       + (f" [red]({r.serial_failed} FAILED)[/]" if r.serial_failed else ""), *cells)
         out.append(t)
