@@ -58,6 +58,15 @@ namespace kern {
 
 enum class omp_variant { manual, if_clause, final_clause };
 
+// What an adapter says of itself: whether it runs tasks in parallel, whether it is OpenMP, and
+// whether moved_tasks() covers every task without the kernel's help (RT::counts_moved above).
+template <bool Parallel, bool OpenMP, bool CountsMoved>
+struct rt_traits {
+  static constexpr bool parallel = Parallel;
+  static constexpr bool openmp = OpenMP;
+  static constexpr bool counts_moved = CountsMoved;
+};
+
 // Parses a cut-off option given as "coarse", "fine" or an integer in lo..hi.
 // Throws plait_bench::usage_error naming the option on anything else.
 inline long long parse_cutoff(const std::string& opt, const std::string& v, long long coarse, long long fine,

@@ -18,11 +18,9 @@
 
 namespace kern {
 
-struct rt_omp {
+struct rt_omp : rt_traits<true, true, false> {
+  // (counts_moved false: only the tasks made through group/invoke or told by note_moved count)
   static constexpr const char* name = "omp";
-  static constexpr bool parallel = true;
-  static constexpr bool openmp = true;
-  static constexpr bool counts_moved = false;  // only tasks made through group/invoke or note_moved
 
   // with_variants: register --variant (kernels whose BOTS version has if/final/manual cut-offs).
   explicit rt_omp(plait_bench::Cli& cli, bool with_variants = true) {

@@ -12,11 +12,9 @@
 
 namespace kern {
 
-struct rt_plait {
+struct rt_plait : rt_traits<true, false, true> {
+  // (counts_moved: every task that ran on another worker is one of its steals)
   static constexpr const char* name = "plait";
-  static constexpr bool parallel = true;
-  static constexpr bool openmp = false;
-  static constexpr bool counts_moved = true;  // steals: every task that ran on another worker
 
   explicit rt_plait(plait_bench::Cli&, bool = true) {}
 

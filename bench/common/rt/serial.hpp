@@ -8,11 +8,8 @@
 
 namespace kern {
 
-struct rt_serial {
+struct rt_serial : rt_traits<false, false, false> {
   static constexpr const char* name = "serial";
-  static constexpr bool parallel = false;
-  static constexpr bool openmp = false;
-  static constexpr bool counts_moved = false;
 
   explicit rt_serial(plait_bench::Cli&, bool = true) {}
   void set_worker_stack(std::size_t) {}

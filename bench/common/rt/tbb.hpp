@@ -30,11 +30,9 @@
 
 namespace kern {
 
-struct rt_tbb {
+struct rt_tbb : rt_traits<true, false, false> {
+  // (counts_moved false: only the tasks made through group/invoke or told by note_moved count)
   static constexpr const char* name = "tbb";
-  static constexpr bool parallel = true;
-  static constexpr bool openmp = false;
-  static constexpr bool counts_moved = false;  // only tasks made through group/invoke or note_moved
 
   explicit rt_tbb(plait_bench::Cli&, bool = true) {}
 
