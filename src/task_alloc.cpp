@@ -24,6 +24,15 @@ static FreeBlock* carve(void* mem, unsigned c, std::uint32_t n) noexcept {
   return reinterpret_cast<FreeBlock*>(base);
 }
 
+// The first block of a list of n (a cache's or the depot's strays), taken off it.
+static FreeBlock* pop_block(FreeBlock*& head, std::uint32_t& n, [[maybe_unused]] unsigned c) noexcept {
+  FreeBlock* b = head;
+  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
+  head = b->next;
+  --n;
+  return b;
+}
+
 // A whole batch the depot keeps, unlinked from it; null when it has none. d.mu held.
 static FreeBlock* take_batch(AllocDepot& d) noexcept {
   FreeBlock* got = d.batches;
@@ -72,12 +81,7 @@ void* alloc_refill(Worker* w, unsigned c) {
     k.head = got;
     k.n = B;
   }
-  // Pop one, as the fast path would have.
-  FreeBlock* b = k.head;
-  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
-  k.head = b->next;
-  --k.n;
-  return b;
+  return pop_block(k.head, k.n, c);  // as the fast path would have
 }
 
 void alloc_spill(Worker* w, unsigned c) noexcept {
@@ -132,11 +136,7 @@ void* task_alloc_foreign(Pool* home, std::size_t bytes, std::size_t align) {
     d.strays = got;
     d.stray_n = B;
   }
-  FreeBlock* b = d.strays;
-  PLAIT_ALLOC_UNPOISON(b, alloc_block_size(c));
-  d.strays = b->next;
-  --d.stray_n;
-  return b;
+  return pop_block(d.strays, d.stray_n, c);
 }
 
 void alloc_release(Pool* p) noexcept {

@@ -158,29 +158,23 @@ void write_csv(const Trace& t, out_file& o) {
 
 // ---- JSON: Chrome trace-event format -------------------------------------------------------
 
+// One worker's counts (or their total), in the order and under the names of the JSON's "counters".
 struct counts {
-  std::uint64_t tasks = 0, spawns = 0, steals = 0, steal_fails = 0, sleeps = 0, wakes = 0, idle_ns = 0, busy_ns = 0;
+  enum : unsigned { tasks, spawns, steals, steal_fails, sleeps, wakes, idle_ns, task_ns, n };
+  static constexpr const char* names[n] = {"tasks", "spawns", "steals", "steal_fails",
+                                           "sleeps", "wakes", "idle_ns", "task_ns"};
+  std::uint64_t v[n] = {};
   std::uint64_t first_ns = 0, last_ns = 0;
   bool any = false;
 };
 
 void put_counts(out_file& o, const counts& c) {
-  o.put("{\"tasks\":");
-  o.u64(c.tasks);
-  o.put(",\"spawns\":");
-  o.u64(c.spawns);
-  o.put(",\"steals\":");
-  o.u64(c.steals);
-  o.put(",\"steal_fails\":");
-  o.u64(c.steal_fails);
-  o.put(",\"sleeps\":");
-  o.u64(c.sleeps);
-  o.put(",\"wakes\":");
-  o.u64(c.wakes);
-  o.put(",\"idle_ns\":");
-  o.u64(c.idle_ns);
-  o.put(",\"task_ns\":");
-  o.u64(c.busy_ns);
+  for (unsigned i = 0; i < counts::n; ++i) {
+    o.put(i == 0 ? "{\"" : ",\"");
+    o.put(counts::names[i]);
+    o.put("\":");
+    o.u64(c.v[i]);
+  }
   o.put('}');
 }
 
@@ -196,16 +190,12 @@ class json_writer {
     o_.json_string(t_.runtime);
     o_.put(",\"program\":");
     o_.json_string(t_.program);
-    o_.put(",\"t0_unix_ns\":");
-    o_.u64(t_.t0_unix_ns);
-    o_.put(",\"workers\":");
-    o_.u64(t_.workers.size());
+    num("t0_unix_ns", t_.t0_unix_ns);
+    num("workers", t_.workers.size());
     o_.put(",\"counters\":");
     counts total;
-    for (const auto& c : per_worker_) {
-      total.tasks += c.tasks, total.spawns += c.spawns, total.steals += c.steals, total.steal_fails += c.steal_fails;
-      total.sleeps += c.sleeps, total.wakes += c.wakes, total.idle_ns += c.idle_ns, total.busy_ns += c.busy_ns;
-    }
+    for (const auto& c : per_worker_)
+      for (unsigned i = 0; i < counts::n; ++i) total.v[i] += c.v[i];
     put_counts(o_, total);
     o_.put(",\"per_worker\":[");
     for (std::size_t w = 0; w < per_worker_.size(); ++w) {
@@ -232,6 +222,20 @@ class json_writer {
   }
 
  private:
+  // ,"key":value — a number, or a time in microseconds from nanoseconds
+  void key(const char* k) {
+    o_.put(",\"");
+    o_.put(k);
+    o_.put("\":");
+  }
+  void num(const char* k, std::uint64_t v) {
+    key(k);
+    o_.u64(v);
+  }
+  void us(const char* k, std::uint64_t ns) {
+    key(k);
+    o_.us(ns);
+  }
   struct open_task {
     std::uint64_t task, t;
     std::uint32_t creator, label;
@@ -253,34 +257,34 @@ class json_writer {
         c.last_ns = e.t_ns;
         switch (e.kind) {
           case ev::task_begin:
-            ++c.tasks;
+            ++c.v[counts::tasks];
             open.push_back(e.t_ns);
             break;
           case ev::task_end:
             if (!open.empty()) {
-              if (open.size() == 1) c.busy_ns += e.t_ns - open.back();
+              if (open.size() == 1) c.v[counts::task_ns] += e.t_ns - open.back();
               open.pop_back();
             }
             break;
-          case ev::spawn: ++c.spawns; break;
+          case ev::spawn: ++c.v[counts::spawns]; break;
           case ev::steal:
-            ++c.steals;
+            ++c.v[counts::steals];
             stolen_.insert(e.task);
             break;
-          case ev::steal_fail: ++c.steal_fails; break;
-          case ev::sleep: ++c.sleeps; break;
-          case ev::wake: ++c.wakes; break;
+          case ev::steal_fail: ++c.v[counts::steal_fails]; break;
+          case ev::sleep: ++c.v[counts::sleeps]; break;
+          case ev::wake: ++c.v[counts::wakes]; break;
           case ev::idle_begin:
             if (!idle) idle = true, idle_since = e.t_ns;
             break;
           case ev::idle_end:
-            if (idle) idle = false, c.idle_ns += e.t_ns - idle_since;
+            if (idle) idle = false, c.v[counts::idle_ns] += e.t_ns - idle_since;
             break;
           default: break;  // the DAG's events (trace_dag.cpp)
         }
       }
-      if (idle) c.idle_ns += c.last_ns - idle_since;
-      if (!open.empty()) c.busy_ns += c.last_ns - open.front();
+      if (idle) c.v[counts::idle_ns] += c.last_ns - idle_since;
+      if (!open.empty()) c.v[counts::task_ns] += c.last_ns - open.front();
     }
     if (stolen_.empty()) return;
     for (std::size_t w = 0; w < t_.workers.size(); ++w)
@@ -338,18 +342,15 @@ class json_writer {
     o_.put(cat);
     o_.put("\",\"pid\":1,\"tid\":");
     o_.u64(w);
-    o_.put(",\"ts\":");
-    o_.us(ts);
+    us("ts", ts);
   }
 
   void task_slice(std::size_t w, const open_task& ot, std::uint64_t end, bool unfinished) {
     head('X', label(ot.label), "task", w, ot.t);
-    o_.put(",\"dur\":");
-    o_.us(end - ot.t);
+    us("dur", end - ot.t);
     o_.put(",\"args\":{\"task\":");
     o_.u64(ot.task);
-    o_.put(",\"creator\":");
-    o_.u64(ot.creator);
+    num("creator", ot.creator);
     if (ot.label != 0) {
       o_.put(",\"label\":");
       o_.json_string(label(ot.label));
@@ -357,19 +358,14 @@ class json_writer {
     if (unfinished) o_.put(",\"unfinished\":1");
     if (auto it = dag_.tasks.find(ot.task); dag_.recorded && it != dag_.tasks.end()) {
       const DagTask& c = it->second;
-      o_.put(",\"parent\":");
-      o_.u64(c.parent);
+      num("parent", c.parent);
       if (c.parent != 0) {
-        o_.put(",\"spawn\":");
-        o_.us(c.spawn_ns);
-        o_.put(",\"spawn_worker\":");
-        o_.u64(c.spawn_worker);
+        us("spawn", c.spawn_ns);
+        num("spawn_worker", c.spawn_worker);
       }
       if (c.join != 0) {
-        o_.put(",\"join\":");
-        o_.u64(c.join);
-        o_.put(",\"join_ts\":");
-        o_.us(c.join_ns);
+        num("join", c.join);
+        us("join_ts", c.join_ns);
       }
       if (!c.preds.empty()) {
         o_.put(",\"preds\":[");
@@ -386,8 +382,7 @@ class json_writer {
   void idle_slice(std::size_t w, std::uint64_t b, std::uint64_t e) {
     if (e <= b) return;
     head('X', "idle", "idle", w, b);
-    o_.put(",\"dur\":");
-    o_.us(e - b);
+    us("dur", e - b);
     o_.put('}');
   }
 
@@ -439,15 +434,13 @@ class json_writer {
           auto sp = spawned_at_.find(e.task);
           bool known = sp != spawned_at_.end() && sp->second.second == e.other;
           head('s', "steal", "steal", e.other, known ? sp->second.first : e.t_ns);
-          o_.put(",\"id\":");
-          o_.u64(id);
+          num("id", id);
           o_.put('}');
           pending[e.task] = id;
           instant(w, "steal", "steal", e.t_ns);
           o_.put(",\"args\":{\"task\":");
           o_.u64(e.task);
-          o_.put(",\"victim\":");
-          o_.u64(e.other);
+          num("victim", e.other);
           o_.put("}}");
           break;
         }
@@ -471,8 +464,7 @@ class json_writer {
     end_idle(last);
     for (const DagWait& wt : dag_.waits[w]) {
       head('X', "wait", "wait", w, wt.begin_ns);
-      o_.put(",\"dur\":");
-      o_.us(wt.end_ns - wt.begin_ns);
+      us("dur", wt.end_ns - wt.begin_ns);
       o_.put(",\"args\":{\"task\":");
       o_.u64(wt.task);
       o_.put("}}");
@@ -480,8 +472,7 @@ class json_writer {
     for (const flow& f : flows_[w]) {
       head(f.ph, f.name, "dag", w, f.t);
       if (f.ph == 'f') o_.put(",\"bp\":\"e\"");
-      o_.put(",\"id\":");
-      o_.u64(f.id);
+      num("id", f.id);
       o_.put('}');
     }
     for (auto& p : pending) {  // stolen but never begun here: end the arrow at the steal's track
