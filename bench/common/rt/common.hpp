@@ -51,12 +51,48 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "common/driver.hpp"
 
 namespace kern {
 
 enum class omp_variant { manual, if_clause, final_clause };
+
+// The task counts of an adapter whose runtime keeps none of its own (omp, tbb): per thread index,
+// owner-only (each thread writes its own line), plus one line for a thread outside the team.
+class thread_tasks {
+ public:
+  void start(std::size_t threads) { cnt_.assign(threads + 1, counter{}); }
+  void reset() { cnt_.assign(cnt_.size(), counter{}); }
+  // The line of the thread whose index in its team is i (the spare line when i is out of range).
+  std::size_t line(long i) const {
+    if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
+    return static_cast<std::size_t>(i);
+  }
+  void made(std::size_t creator, unsigned long long n = 1) { cnt_[creator].tasks += n; }
+  // A task made on line `creator` runs on line `who`.
+  void ran(std::size_t who, std::size_t creator) {
+    if (who != creator) ++cnt_[who].moved;
+  }
+  unsigned long long tasks() const { return sum(&counter::tasks); }
+  unsigned long long moved() const { return sum(&counter::moved); }
+  void stats(plait_bench::Record& rec) const {
+    rec.stat("tasks", tasks());
+    rec.stat("moved_tasks", moved());
+  }
+
+ private:
+  struct alignas(64) counter {
+    unsigned long long tasks = 0, moved = 0;
+  };
+  unsigned long long sum(unsigned long long counter::*field) const {
+    unsigned long long n = 0;
+    for (const counter& c : cnt_) n += c.*field;
+    return n;
+  }
+  std::vector<counter> cnt_;
+};
 
 // What an adapter says of itself: whether it runs tasks in parallel, whether it is OpenMP, and
 // whether moved_tasks() covers every task without the kernel's help (RT::counts_moved above).

@@ -36,7 +36,7 @@ struct rt_omp : rt_traits<true, true, false> {
     threads_ = static_cast<int>(threads);
     var_ = variant_ == "if" ? omp_variant::if_clause
                             : variant_ == "final" ? omp_variant::final_clause : omp_variant::manual;
-    cnt_.assign(static_cast<std::size_t>(threads) + 1, counter{});
+    cnt_.start(static_cast<std::size_t>(threads));
   }
 
   template <class F>
@@ -59,30 +59,14 @@ struct rt_omp : rt_traits<true, true, false> {
   int threads() const { return threads_; }
   omp_variant variant() const { return var_; }
 
-  void reset_stats() { cnt_.assign(cnt_.size(), counter{}); }
-  void stats(plait_bench::Record& rec) const {
-    unsigned long long tasks = 0;
-    for (auto& c : cnt_) tasks += c.tasks;
-    rec.stat("tasks", tasks);
-    rec.stat("moved_tasks", moved_tasks());
-  }
+  void reset_stats() { cnt_.reset(); }
+  void stats(plait_bench::Record& rec) const { cnt_.stats(rec); }
   void counters(plait_bench::Record&) const {}
-  unsigned long long moved_tasks() const {
-    unsigned long long moved = 0;
-    for (auto& c : cnt_) moved += c.moved;
-    return moved;
-  }
+  unsigned long long moved_tasks() const { return cnt_.moved(); }
 
-  std::size_t me() const {
-    int i = omp_get_thread_num();
-    if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
-    return static_cast<std::size_t>(i);
-  }
+  std::size_t me() const { return cnt_.line(omp_get_thread_num()); }
   // Called first thing in a task that the kernel created itself on thread `creator` (= me() there).
-  void note_moved(std::size_t creator) {
-    std::size_t who = me();
-    if (who != creator) ++cnt_[who].moved;
-  }
+  void note_moved(std::size_t creator) { cnt_.ran(me(), creator); }
 
   class group {
    public:
@@ -96,7 +80,7 @@ struct rt_omp : rt_traits<true, true, false> {
       std::decay_t<F> fn(std::forward<F>(f));
       rt_omp* rt = &rt_;
       std::size_t creator = rt->me();
-      ++rt->cnt_[creator].tasks;
+      rt->cnt_.made(creator);
 #pragma omp task firstprivate(fn, creator, rt) if (defer_) final(final_)
       {
         rt->note_moved(creator);
@@ -121,13 +105,10 @@ struct rt_omp : rt_traits<true, true, false> {
   }
 
  private:
-  struct alignas(64) counter {
-    unsigned long long tasks = 0, moved = 0;
-  };
   std::string variant_ = "manual";
   omp_variant var_ = omp_variant::manual;
   int threads_ = 1;
-  std::vector<counter> cnt_;
+  thread_tasks cnt_;
 };
 
 }  // namespace kern

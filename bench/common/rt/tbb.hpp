@@ -49,7 +49,7 @@ struct rt_tbb : rt_traits<true, false, false> {
       pin_ = std::make_unique<pinner>(*arena_);
       bind_all(static_cast<int>(threads));
     }
-    cnt_.assign(t + 1, counter{});
+    cnt_.start(t);
   }
   template <class F>
   decltype(auto) root(F&& f) {
@@ -57,36 +57,22 @@ struct rt_tbb : rt_traits<true, false, false> {
   }
   bool manual() const { return true; }
 
-  void reset_stats() { cnt_.assign(cnt_.size(), counter{}); }
+  void reset_stats() { cnt_.reset(); }
   void stats(plait_bench::Record& rec) const {
-    unsigned long long tasks = 0;
-    for (auto& c : cnt_) tasks += c.tasks;
-    rec.stat("tasks", tasks);
-    rec.stat("moved_tasks", moved_tasks());
+    cnt_.stats(rec);
     counters(rec);
   }
   void counters(plait_bench::Record& rec) const {
     // threads bound so far (each once, when it first entered the arena); absent when not pinning
     if (pin_) rec.stat("pinned_threads", pin_->pinned.load(std::memory_order_relaxed));
   }
-  unsigned long long moved_tasks() const {
-    unsigned long long moved = 0;
-    for (auto& c : cnt_) moved += c.moved;
-    return moved;
-  }
+  unsigned long long moved_tasks() const { return cnt_.moved(); }
 
   // Index of the calling thread in the arena, clamped into the counter table.
-  std::size_t me() const {
-    int i = tbb::this_task_arena::current_thread_index();
-    if (i < 0 || static_cast<std::size_t>(i) >= cnt_.size()) return cnt_.size() - 1;
-    return static_cast<std::size_t>(i);
-  }
+  std::size_t me() const { return cnt_.line(tbb::this_task_arena::current_thread_index()); }
   // Called first thing in a task created on thread `creator` (= me() there): by group and invoke,
   // and by kernels that create tasks with tbb::task_group themselves.
-  void note_moved(std::size_t creator) {
-    std::size_t who = me();
-    if (who != creator) ++cnt_[who].moved;
-  }
+  void note_moved(std::size_t creator) { cnt_.ran(me(), creator); }
 
   class group {
    public:
@@ -94,7 +80,7 @@ struct rt_tbb : rt_traits<true, false, false> {
     template <class F>
     void run(F&& f) {
       std::size_t creator = rt_.me();
-      ++rt_.cnt_[creator].tasks;
+      rt_.cnt_.made(creator);
       g_.run([this, creator, fn = std::forward<F>(f)] {
         rt_.note_moved(creator);
         fn();
@@ -110,7 +96,7 @@ struct rt_tbb : rt_traits<true, false, false> {
   template <class F, class G>
   void invoke(F&& f, G&& g) {
     std::size_t creator = me();
-    cnt_[creator].tasks += 1;  // one fork, as the other runtimes count it
+    cnt_.made(creator);  // one fork, as the other runtimes count it
     tbb::parallel_invoke(
         [&] {
           note_moved(creator);
@@ -123,10 +109,6 @@ struct rt_tbb : rt_traits<true, false, false> {
   }
 
  private:
-  struct alignas(64) counter {
-    unsigned long long tasks = 0, moved = 0;
-  };
-
   // PLAIT_BENCH_TBB_PIN: unset, empty or "none" -> false, "cores" -> true, anything else refused.
   static bool pin_from_env() {
     const char* v = std::getenv("PLAIT_BENCH_TBB_PIN");
@@ -190,7 +172,7 @@ struct rt_tbb : rt_traits<true, false, false> {
   std::unique_ptr<tbb::global_control> gc_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unique_ptr<pinner> pin_;  // after arena_: stops observing before the arena goes
-  std::vector<counter> cnt_;
+  thread_tasks cnt_;
 };
 
 }  // namespace kern
