@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import cached_property, wraps
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import matplotlib
 
@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from . import __version__, db, suite  # noqa: E402
 from .amr import AMR_KERNELS, has_amr  # noqa: E402
-from .analysis import (Dataset, Run, Summary, UtsPoint, load_runs, pearson_by_granularity, us_per_op,  # noqa: E402
+from .analysis import (Cell, Dataset, Run, Summary, UtsPoint, load_runs, pearson_by_granularity, us_per_op,  # noqa: E402
                        uts_points)
 from .loops import LOOP_KERNELS, has_loops  # noqa: E402
 from .machine import machine_line  # noqa: E402
@@ -251,6 +251,24 @@ def _uts_section(body: Callable[[_Context, _Uts, list[str], list[Path]], None]) 
     return section
 
 
+def _points(pairs: Iterable[tuple[float | None, Cell | None]], value: Callable[[Cell], Summary | None]
+            ) -> tuple[list, list, list, list]:
+    """One series of a figure from its (x, cell) pairs (pairs without an x or a cell skipped): the x and value(cell)
+    of each cell with a value, and the x and failed-run count of each cell with failed runs."""
+    xs, vals, fx, fc = [], [], [], []
+    for x, c in pairs:
+        if c is None or x is None:
+            continue
+        v = value(c)
+        if v is not None:
+            xs.append(x)
+            vals.append(v)
+        if c.failed_runs:
+            fx.append(x)
+            fc.append(len(c.failed_runs))
+    return xs, vals, fx, fc
+
+
 @_uts_section
 def _uts_efficiency(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> None:
     """UTS parallel efficiency vs granularity: Figs 2-3 and the efficiency table."""
@@ -270,19 +288,7 @@ def _uts_efficiency(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) 
             xlabel = "task granularity (SHA-1 ops per task)"
         done = [False]
         for s in series:
-            xs, sums, fx, fc = [], [], [], []
-            for p in pts:
-                c = ds.cell("uts", p.base, s, P)
-                x = xfun(p)
-                if c is None or x is None:
-                    continue
-                e = ds.efficiency(c)
-                if e is not None:
-                    xs.append(x)
-                    sums.append(e)
-                if c.failed_runs:
-                    fx.append(x)
-                    fc.append(len(c.failed_runs))
+            xs, sums, fx, fc = _points(((xfun(p), ds.cell("uts", p.base, s, P)) for p in pts), ds.efficiency)
             errbar(ax, xs, sums, s, scale=100, **series_style(s))
             failed_marks(ax, fx, fc, 0, done, s)
         ax.set_xscale("log")
@@ -334,20 +340,10 @@ def _uts_speedup(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> 
     done = [False]
     n4 = f4 = 0
     for s in series:
-        xs, sums, fx, fc = [], [], [], []
-        for t in threads:
-            c = ds.cell("uts", pc.base, s, t)
-            if c is None:
-                continue
-            n4 += len(c.ok_runs)
-            f4 += len(c.failed_runs)
-            sp = ds.speedup(c)
-            if sp is not None:
-                xs.append(t)
-                sums.append(sp)
-            if c.failed_runs:
-                fx.append(t)
-                fc.append(len(c.failed_runs))
+        cells = [(t, c) for t in threads if (c := ds.cell("uts", pc.base, s, t)) is not None]
+        n4 += sum(len(c.ok_runs) for _, c in cells)
+        f4 += sum(len(c.failed_runs) for _, c in cells)
+        xs, sums, fx, fc = _points(cells, ds.speedup)
         errbar(ax, xs, sums, s, **series_style(s))
         failed_marks(ax, fx, fc, 0, done, s)
     if threads:
@@ -376,20 +372,9 @@ def _uts_load_balancing(ctx: _Context, u: _Uts, md: list[str], written: list[Pat
     xf = kinstr if i_op is not None else (lambda p: p.ops_per_task or p.g)
     any_pt = False
     done = [False]
+    positive_rate = lambda c: mr if (mr := ds.moved_rate(c)) is not None and mr.lo > 0 else None  # noqa: E731
     for s in series:
-        xs, sums, fx, fc = [], [], [], []
-        for p in pts:
-            c = ds.cell("uts", p.base, s, P)
-            x = xf(p)
-            if c is None or x is None:
-                continue
-            mr = ds.moved_rate(c)
-            if mr is not None and mr.lo > 0:
-                xs.append(x)
-                sums.append(mr)
-            if c.failed_runs:
-                fx.append(x)
-                fc.append(len(c.failed_runs))
+        xs, sums, fx, fc = _points(((xf(p), ds.cell("uts", p.base, s, P)) for p in pts), positive_rate)
         if xs:
             any_pt = True
         errbar(ax, xs, sums, s, **series_style(s))
