@@ -42,21 +42,28 @@ PARALLEL = ("plait", "plait-frame", "gomp", "gomp@plait", "libomp", "libomp@plai
 SERIAL_OF = {"libomp": "serial@clang", "libomp@plait": "serial@clang"}
 
 
+def run_record(prog, series, exe, args, env, expect_lib=None):
+    """One run of a benchmark binary: its last JSON record, which must say `verified` (and, with expect_lib, an
+    OpenMP library whose file name holds it); anything else ends the script with one line naming the run."""
+    p = subprocess.run([exe, *args, "--quiet"], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"{prog}: {series} {' '.join(args)} failed (exit {p.returncode}): {p.stderr.strip()}")
+    rec = json.loads(p.stdout.strip().splitlines()[-1])
+    if not rec.get("verified"):
+        sys.exit(f"{prog}: {series} result not verified")
+    if expect_lib is not None and expect_lib not in os.path.basename(rec.get("omp_library", "")):
+        sys.exit(f"{prog}: {series} ran on {rec.get('omp_library')!r}, not {expect_lib}")
+    return rec
+
+
 def run(rt, threads, n):
-    exe = os.path.join(ROOT, BIN[rt])
     env = dict(os.environ, OMP_WAIT_POLICY="active", OMP_PROC_BIND="false")
     if rt in PRELOAD:
         env["LD_PRELOAD"] = os.path.join(ROOT, PRELOAD[rt])
     # --warmup 2: two unmeasured repetitions in the same process first (thread start-up, clock ramp)
-    p = subprocess.run([exe, "--n", str(n), "--threads", str(threads), "--warmup", "2", "--quiet"],
-                       capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit(f"bench_fib: {rt} --threads {threads} failed (exit {p.returncode}): {p.stderr.strip()}")
-    rec = json.loads(p.stdout.strip().splitlines()[-1])
-    if not rec.get("verified"):
-        sys.exit(f"bench_fib: {rt} result not verified")
-    if rt in PRELOAD and "libplait-omp" not in rec.get("omp_library", ""):
-        sys.exit(f"bench_fib: {rt} ran on {rec.get('omp_library')!r}, not on the preloaded library")
+    rec = run_record("bench_fib", rt, os.path.join(ROOT, BIN[rt]),
+                     ["--n", str(n), "--threads", str(threads), "--warmup", "2"], env,
+                     "libplait-omp" if rt in PRELOAD else None)
     return rec["time_s"], rec["stats"]["tasks"]
 
 

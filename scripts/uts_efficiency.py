@@ -11,15 +11,13 @@ docs/bench-protocol.md). Uses only the standard library.
     scripts/uts_efficiency.py [--rounds 9] [--tree T3] [--series gomp,gomp@libomp,gomp@plait,plait,libomp,libomp@plait]
 """
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_fib import sign_interval  # noqa: E402
+from bench_fib import run_record, sign_interval  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build/gcc-release/bin")
@@ -39,20 +37,12 @@ SERIAL_OF = {"libomp": "serial@clang", "libomp@plait": "serial@clang"}
 
 
 def run(series, threads, tree):
-    exe = os.path.join(*EXE[series])
     env = dict(os.environ, OMP_WAIT_POLICY="active")
     env.pop("LD_PRELOAD", None)
     if series in LIBS:
         env["LD_PRELOAD"] = LIBS[series]
-    p = subprocess.run([exe, "--tree", tree, "--threads", str(threads), "--warmup", "1", "--quiet"],
-                       capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit(f"uts_efficiency: {series} --threads {threads} failed (exit {p.returncode}): {p.stderr.strip()}")
-    rec = json.loads(p.stdout.strip().splitlines()[-1])
-    if not rec.get("verified"):
-        sys.exit(f"uts_efficiency: {series} result not verified")
-    if series in EXPECT and EXPECT[series] not in os.path.basename(rec.get("omp_library", "")):
-        sys.exit(f"uts_efficiency: {series} ran on {rec.get('omp_library')!r}, not {EXPECT[series]}")
+    rec = run_record("uts_efficiency", series, os.path.join(*EXE[series]),
+                     ["--tree", tree, "--threads", str(threads), "--warmup", "1"], env, EXPECT.get(series))
     return rec["time_s"]
 
 
