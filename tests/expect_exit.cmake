@@ -1,4 +1,5 @@
-# Runs a command and checks its exit status and output against the bench protocol.
+# Runs a benchmark binary (or any command) and checks its exit status and output against the bench
+# protocol (tests/amr, tests/uts).
 #   cmake -DCMD="prog|arg|arg" -DEXPECT=2 [-DSTDERR_RE=regex] [-DSTDOUT_RE=regex] -P expect_exit.cmake
 # CMD separates arguments with '|'. Passes when the exit status is EXPECT and
 #   - for EXPECT != 0: stderr is exactly one line (matching STDERR_RE when given) and stdout is
