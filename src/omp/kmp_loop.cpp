@@ -246,58 +246,117 @@ using namespace plait::omp;
 
 extern "C" {
 
-// Each loop entry point comes in libomp's four widths: W the name's suffix, T the iteration
-// variable's type, ST the signed type of its increment and chunk.
-#define PLAIT_KMP_WIDTHS(X) \
-  X(4, kmp_int32, kmp_int32) X(4u, kmp_uint32, kmp_int32) X(8, kmp_int64, kmp_int64) X(8u, kmp_uint64, kmp_int64)
-
-// (the static loop's begin for OMPT; its end: __kmpc_for_static_fini)
-#define PLAIT_FOR_STATIC_INIT(W, T, ST)                                                                       \
-  void __kmpc_for_static_init_##W(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, T* lo, T* hi, ST* st, \
-                                  ST incr, ST chunk) {                                                         \
-    if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_" #W);   \
-    static_init("__kmpc_for_static_init_" #W, s, last, lo, hi, st, incr, chunk);                               \
-  }
-#define PLAIT_DIST_FOR_STATIC_INIT(W, T, ST)                                                                 \
-  void __kmpc_dist_for_static_init_##W(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, T* lo, T* hi, T* hid, \
-                                       ST* st, ST incr, ST chunk) {                                           \
-    dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);                                              \
-  }
-#define PLAIT_TEAM_STATIC_INIT(W, T, ST)                                                                       \
-  void __kmpc_team_static_init_##W(ident_t*, kmp_int32, kmp_int32* last, T* lo, T* hi, ST* st, ST incr, ST chunk) { \
-    team_static_init(last, lo, hi, st, incr, chunk);                                                            \
-  }
-#define PLAIT_DISPATCH_INIT(W, T, ST)                                                              \
-  void __kmpc_dispatch_init_##W(ident_t*, kmp_int32, kmp_int32 s, T lb, T ub, ST st, ST chunk) { \
-    dispatch_init(s, lb, ub, st, chunk);                                                         \
-  }
-// distribute parallel for with a dynamic schedule: the team's block first (*p_last: whether it
-// is the league's last), then a dispatch loop over it.
-#define PLAIT_DIST_DISPATCH_INIT(W, T, ST)                                                                    \
-  void __kmpc_dist_dispatch_init_##W(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, T lb, T ub, ST st,   \
-                                     ST chunk) {                                                              \
-    dist_dispatch_init("__kmpc_dist_dispatch_init_" #W, s, last, lb, ub, st, chunk);                          \
-  }
-#define PLAIT_DISPATCH_NEXT(W, T, ST)                                                            \
-  int __kmpc_dispatch_next_##W(ident_t*, kmp_int32, kmp_int32* last, T* lb, T* ub, ST* st) { \
-    return dispatch_next(last, lb, ub, st);                                                     \
-  }
-// After every iteration of an ordered dispatch loop: nothing to do (see the top of the file).
-#define PLAIT_DISPATCH_FINI(W, T, ST) \
-  void __kmpc_dispatch_fini_##W(ident_t*, kmp_int32) {}
-
-PLAIT_KMP_WIDTHS(PLAIT_FOR_STATIC_INIT)
-PLAIT_KMP_WIDTHS(PLAIT_DIST_FOR_STATIC_INIT)
-PLAIT_KMP_WIDTHS(PLAIT_TEAM_STATIC_INIT)
-PLAIT_KMP_WIDTHS(PLAIT_DISPATCH_INIT)
-PLAIT_KMP_WIDTHS(PLAIT_DIST_DISPATCH_INIT)
-PLAIT_KMP_WIDTHS(PLAIT_DISPATCH_NEXT)
-PLAIT_KMP_WIDTHS(PLAIT_DISPATCH_FINI)
-
+void __kmpc_for_static_init_4(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
+                              kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4");
+  static_init("__kmpc_for_static_init_4", s, last, lo, hi, st, incr, chunk);
+}
+void __kmpc_for_static_init_4u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi,
+                               kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4u");
+  static_init("__kmpc_for_static_init_4u", s, last, lo, hi, st, incr, chunk);
+}
+void __kmpc_for_static_init_8(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
+                              kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8");
+  static_init("__kmpc_for_static_init_8", s, last, lo, hi, st, incr, chunk);
+}
+void __kmpc_for_static_init_8u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi,
+                               kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8u");
+  static_init("__kmpc_for_static_init_8u", s, last, lo, hi, st, incr, chunk);
+}
 void __kmpc_for_static_fini(ident_t*, kmp_int32) {
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(thread_state());
 }
 
+void __kmpc_dist_for_static_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
+                                   kmp_int32* hid, kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
+}
+void __kmpc_dist_for_static_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo,
+                                    kmp_uint32* hi, kmp_uint32* hid, kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
+  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
+}
+void __kmpc_dist_for_static_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
+                                   kmp_int64* hid, kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
+}
+void __kmpc_dist_for_static_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo,
+                                    kmp_uint64* hi, kmp_uint64* hid, kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
+  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
+}
+
+void __kmpc_team_static_init_4(ident_t*, kmp_int32, kmp_int32* last, kmp_int32* lo, kmp_int32* hi, kmp_int32* st,
+                               kmp_int32 incr, kmp_int32 chunk) {
+  team_static_init(last, lo, hi, st, incr, chunk);
+}
+void __kmpc_team_static_init_4u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi, kmp_int32* st,
+                                kmp_int32 incr, kmp_int32 chunk) {
+  team_static_init(last, lo, hi, st, incr, chunk);
+}
+void __kmpc_team_static_init_8(ident_t*, kmp_int32, kmp_int32* last, kmp_int64* lo, kmp_int64* hi, kmp_int64* st,
+                               kmp_int64 incr, kmp_int64 chunk) {
+  team_static_init(last, lo, hi, st, incr, chunk);
+}
+void __kmpc_team_static_init_8u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi, kmp_int64* st,
+                                kmp_int64 incr, kmp_int64 chunk) {
+  team_static_init(last, lo, hi, st, incr, chunk);
+}
+
+void __kmpc_dispatch_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32 lb, kmp_int32 ub, kmp_int32 st,
+                            kmp_int32 chunk) {
+  dispatch_init(s, lb, ub, st, chunk);
+}
+void __kmpc_dispatch_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_uint32 lb, kmp_uint32 ub, kmp_int32 st,
+                             kmp_int32 chunk) {
+  dispatch_init(s, lb, ub, st, chunk);
+}
+void __kmpc_dispatch_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int64 lb, kmp_int64 ub, kmp_int64 st,
+                            kmp_int64 chunk) {
+  dispatch_init(s, lb, ub, st, chunk);
+}
+void __kmpc_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_uint64 lb, kmp_uint64 ub, kmp_int64 st,
+                             kmp_int64 chunk) {
+  dispatch_init(s, lb, ub, st, chunk);
+}
+
+// distribute parallel for with a dynamic schedule: the team's block first (*p_last: whether it
+// is the league's last), then a dispatch loop over it.
+void __kmpc_dist_dispatch_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32 lb, kmp_int32 ub,
+                                 kmp_int32 st, kmp_int32 chunk) {
+  dist_dispatch_init("__kmpc_dist_dispatch_init_4", s, last, lb, ub, st, chunk);
+}
+void __kmpc_dist_dispatch_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32 lb, kmp_uint32 ub,
+                                  kmp_int32 st, kmp_int32 chunk) {
+  dist_dispatch_init("__kmpc_dist_dispatch_init_4u", s, last, lb, ub, st, chunk);
+}
+void __kmpc_dist_dispatch_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64 lb, kmp_int64 ub,
+                                 kmp_int64 st, kmp_int64 chunk) {
+  dist_dispatch_init("__kmpc_dist_dispatch_init_8", s, last, lb, ub, st, chunk);
+}
+void __kmpc_dist_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64 lb, kmp_uint64 ub,
+                                  kmp_int64 st, kmp_int64 chunk) {
+  dist_dispatch_init("__kmpc_dist_dispatch_init_8u", s, last, lb, ub, st, chunk);
+}
+
+int __kmpc_dispatch_next_4(ident_t*, kmp_int32, kmp_int32* last, kmp_int32* lb, kmp_int32* ub, kmp_int32* st) {
+  return dispatch_next(last, lb, ub, st);
+}
+int __kmpc_dispatch_next_4u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint32* lb, kmp_uint32* ub, kmp_int32* st) {
+  return dispatch_next(last, lb, ub, st);
+}
+int __kmpc_dispatch_next_8(ident_t*, kmp_int32, kmp_int32* last, kmp_int64* lb, kmp_int64* ub, kmp_int64* st) {
+  return dispatch_next(last, lb, ub, st);
+}
+int __kmpc_dispatch_next_8u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint64* lb, kmp_uint64* ub, kmp_int64* st) {
+  return dispatch_next(last, lb, ub, st);
+}
+// After every iteration of an ordered dispatch loop: nothing to do (see the top of the file).
+void __kmpc_dispatch_fini_4(ident_t*, kmp_int32) {}
+void __kmpc_dispatch_fini_4u(ident_t*, kmp_int32) {}
+void __kmpc_dispatch_fini_8(ident_t*, kmp_int32) {}
+void __kmpc_dispatch_fini_8u(ident_t*, kmp_int32) {}
 
 void __kmpc_ordered(ident_t*, kmp_int32) { GOMP_ordered_start(); }
 void __kmpc_end_ordered(ident_t*, kmp_int32) { GOMP_ordered_end(); }
