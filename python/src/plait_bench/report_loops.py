@@ -27,6 +27,12 @@ VARIANT_MARKERS = {"puretask-single": "o", "puretask-parallel": "s", "taskloop-l
                    "taskloop-recursive": "v", "ws-dynamic": "D", "ws-guided": "P"}
 
 
+def _figure(fig, path: Path, note: str, alt: str, files: list[Path], md: list[str]) -> None:
+    """Writes the figure with its note (save_captioned) and links it into the section."""
+    files.append(save_captioned(fig, path, note))
+    md.append(f"\n![{alt}](./{path.name})\n")
+
+
 def _fmt(v: float | None, d: int = 3) -> str:
     return "–" if v is None else f"{v:.{d}f}"
 
@@ -98,9 +104,8 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                 ax.set_ylabel("time (s)")
                 ax.set_title(f"{kernel} {_base_str(base)}: time vs grain, P={P}")
                 ax.legend(fontsize=6, ncol=2)
-                p = save_captioned(fig, out_dir / f"loops_bathtub_{tag}.png", caption(len(runs_here), n_fail))
-                files.append(p)
-                md.append(f"\n![bathtub](./{p.name})\n")
+                _figure(fig, out_dir / f"loops_bathtub_{tag}.png",
+                        caption(len(runs_here), n_fail), "bathtub", files, md)
 
                 # break-even table
                 rows = []
@@ -148,10 +153,8 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                     ax.set_ylabel("time (s)")
                     ax.set_title(f"{kernel}: run-to-run spread at the smallest grain, P={P}")
                     plt.setp(ax.get_xticklabels(), rotation=70, ha="right", fontsize=6)
-                    p = save_captioned(fig, out_dir / f"loops_variance_{tag}.png",
-                                       caption(sum(len(b) for b in box), 0))
-                    files.append(p)
-                    md.append(f"\n![variance](./{p.name})\n")
+                    _figure(fig, out_dir / f"loops_variance_{tag}.png",
+                            caption(sum(len(b) for b in box), 0), "variance", files, md)
                 if cvrows:
                     # spread vs grain, per line: smallest and largest grain
                     per: dict[str, list[tuple[float, float, int]]] = {}
@@ -188,9 +191,8 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                     ax.set_ylabel("affinity (consecutive chunks back to back on one worker)")
                     ax.set_title(f"{kernel}: task affinity, P={P}")
                     ax.legend(fontsize=6, ncol=2)
-                    p = save_captioned(fig, out_dir / f"loops_affinity_{tag}.png", caption(len(runs_here), n_fail))
-                    files.append(p)
-                    md.append(f"\n![affinity](./{p.name})\n")
+                    _figure(fig, out_dir / f"loops_affinity_{tag}.png",
+                            caption(len(runs_here), n_fail), "affinity", files, md)
                 else:
                     plt.close(fig)
 
