@@ -124,52 +124,27 @@ def _tour_files(tmp_path):
             """),
     }
     tour = tmp_path / "tour.toml"
-    tour.write_text(textwrap.dedent(f"""
-        [tour]
-        name = "t"
-        description = "a test tour"
-        [[part]]
-        id = "000"
-        title = "uts"
-        studies = ["{s['000']}"]
-        est_s = 2
-        [[part]]
-        id = "001"
-        title = "suite"
-        studies = ["{s['001']}"]
-        est_s = 2
-        [[part]]
-        id = "002"
-        title = "loops"
-        studies = ["{s['002']}"]
-        est_s = 1
-        trace = [
-          {{ name = "m-plait", kernel = "mandel", runtime = "plait", threads = 2, params = {{ size = "small" }} }},
-          {{ name = "m-libomp", kernel = "mandel", runtime = "libomp", threads = 2, params = {{ size = "small" }} }},
-          {{ name = "m-libomp-on-plait", kernel = "mandel", runtime = "libomp@plait", threads = 2, params = {{ size = "small" }} }},
-        ]
-        [[part]]
-        id = "003"
-        title = "amr"
-        studies = ["{s['003']}"]
-        est_s = 1
-        trace = [
-          {{ name = "amr-loop", kernel = "amr", runtime = "plait", threads = 2, params = {{ variant = "loop" }} }},
-          {{ name = "amr-task-2", kernel = "amr", runtime = "plait", threads = 2, params = {{ variant = "task-2" }} }},
-          {{ name = "amr-task-2-libomp", kernel = "amr", runtime = "libomp", threads = 2, params = {{ variant = "task-2" }} }},
-          {{ name = "amr-task-2-libomp-on-plait", kernel = "amr", runtime = "libomp@plait", threads = 2, params = {{ variant = "task-2" }} }},
-        ]
-        [[part]]
-        id = "omp"
-        title = "same binary"
-        studies = ["{s['omp']}"]
-        est_s = 1
-        [[part]]
-        id = "mpi"
-        title = "ranks"
-        studies = ["{s['mpi']}"]
-        est_s = 1
-        """))
+
+    def trace(name, kernel, runtime, params):
+        return (f'{{ name = "{name}", kernel = "{kernel}", runtime = "{runtime}", threads = 2, '
+                f'params = {{ {params} }} }},')
+
+    traces = {
+        "002": [trace(n, "mandel", rt, 'size = "small"')
+                for n, rt in (("m-plait", "plait"), ("m-libomp", "libomp"), ("m-libomp-on-plait", "libomp@plait"))],
+        "003": [trace(n, "amr", rt, f'variant = "{v}"')
+                for n, rt, v in (("amr-loop", "plait", "loop"), ("amr-task-2", "plait", "task-2"),
+                                 ("amr-task-2-libomp", "libomp", "task-2"),
+                                 ("amr-task-2-libomp-on-plait", "libomp@plait", "task-2"))],
+    }
+    titles = {"000": "uts", "001": "suite", "002": "loops", "003": "amr", "omp": "same binary", "mpi": "ranks"}
+    text = '[tour]\nname = "t"\ndescription = "a test tour"\n'
+    for pid, title in titles.items():
+        text += (f'[[part]]\nid = "{pid}"\ntitle = "{title}"\nstudies = ["{s[pid]}"]\n'
+                 f'est_s = {2 if pid in ("000", "001") else 1}\n')
+        if pid in traces:
+            text += "trace = [\n" + "\n".join(traces[pid]) + "\n]\n"
+    tour.write_text(text)
     return tour
 
 
