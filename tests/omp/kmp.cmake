@@ -106,7 +106,8 @@ function(plait_kmp_program program)
     COMMAND ${cc} ${PLAIT_KMP_SAN_FLAGS} -fopenmp ${obj} -o ${ref} -latomic -lm
     COMMAND ${cc} ${PLAIT_KMP_SAN_FLAGS} ${obj} -o ${ours} $<TARGET_FILE:plait-omp> -Wl,-rpath,$<TARGET_FILE_DIR:plait-omp>
             -latomic -lm -lpthread
-    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${CMAKE_CURRENT_SOURCE_DIR}/omp_test.h plait-omp
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${CMAKE_CURRENT_SOURCE_DIR}/omp_test.h
+            ${CMAKE_CURRENT_SOURCE_DIR}/ompt_test.h ${CMAKE_CURRENT_SOURCE_DIR}/loop_check.h plait-omp
     COMMENT "clang-16: ${src} for libomp's ABI" VERBATIM)
   add_custom_target(kmp_${program}_bins ALL DEPENDS ${ref} ${ours})
   add_dependencies(plait-omp-suite kmp_${program}_bins)
