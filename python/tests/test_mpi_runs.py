@@ -12,23 +12,11 @@ import textwrap
 
 import pytest
 
-from conftest import FAKE, HERE, REPO, make_fake_bins
+from conftest import FAKE, HERE, REPO, bench_text, make_fake_bins, study_text
 from plait_bench.registry import parse_runtime
 
-STUDY = """
-[study]
-name = "mpi-runs"
-rounds = 2
-warmup = 0
-seed = 4
-pin = "none"
-
-[[benchmark]]
-kernel = "uts"
-runtimes = ["serial", "plait", "mpi"]
-threads = [1, 2, 4]
-params = { tree = "T3" }
-"""
+STUDY = study_text("mpi-runs", 2, 0, 4, bench_text("uts", ["serial", "plait", "mpi"], "[1, 2, 4]", '{ tree = "T3" }'),
+                   extra='pin = "none"\n')
 
 
 @pytest.fixture
@@ -97,22 +85,10 @@ def test_mpi_is_built_by_gcc_only():
         parse_runtime("mpi@clang")
 
 
-GRID = """
-[study]
-name = "hybrid-grid"
-rounds = 6
-warmup = 0
-seed = 5
-pin = "none"
-
-[[benchmark]]
-kernel = "uts"
-runtimes = ["serial", "plait", "mpi"]
-ranks = [1, 2]
-threads = [1, 2]
-params = { tree = "T3" }
-runtime_params = { mpi = { hybrid = [true] } }
-"""
+GRID = study_text("hybrid-grid", 6, 0, 5,
+                  bench_text("uts", ["serial", "plait", "mpi"], "[1, 2]", '{ tree = "T3" }',
+                             "runtime_params = { mpi = { hybrid = [true] } }\nranks = [1, 2]\n"),
+                  extra='pin = "none"\n')
 
 
 def test_a_ranks_list_makes_a_ranks_by_threads_grid(mpi_env):
