@@ -567,7 +567,8 @@ static void setup_loop(Thread& t, const void* p) {
   int kind = lp.kind;
   std::int64_t ch = lp.chunk;
   resolve_kind(t, &kind, &ch);
-  WorkShare* s = ws_enter(t, [&](WorkShare& w) { set_long(w, lp.start, lp.end, lp.incr, static_cast<long>(ch), kind); });
+  WorkShare* s =
+      ws_enter(t, [&](WorkShare& w) { set_long(w, lp.start, lp.end, lp.incr, static_cast<long>(ch), kind); });
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_begin(t, ompt::work_loop, static_cast<std::uint64_t>(s->n));
   t.static_next = 0;
   t.ord_iter = t.ord_end = 0;

@@ -310,7 +310,7 @@ void finalize_tool() {
 void finalize_at_exit() { finalize_tool(); }
 
 // Tries one ompt_start_tool: the tool, if it returns a result whose initializer keeps it.
-bool try_tool(start_tool_fn start, const char* where) {
+bool try_tool(start_tool_fn start) {
   if (start == nullptr) return false;
   StartResult* r = start(202011 /* _OPENMP of 5.1 */, "Plait libplait-omp");
   if (r == nullptr) return false;
@@ -323,7 +323,6 @@ bool try_tool(start_tool_fn start, const char* where) {
     for (auto& c : callbacks) c.store(nullptr, std::memory_order_relaxed);
     return false;
   }
-  (void)where;
   return true;
 }
 
@@ -339,7 +338,7 @@ void start_tool() noexcept {
   // ompt_start_tool; the global-scope lookup finds it, or a preloaded tool's.)
   void* start = dlsym(RTLD_DEFAULT, "ompt_start_tool");
   if (start == nullptr) start = reinterpret_cast<void*>(&::ompt_start_tool);
-  bool found = try_tool(reinterpret_cast<start_tool_fn>(start), "the program");
+  bool found = try_tool(reinterpret_cast<start_tool_fn>(start));
   if (!found) {
     if (const char* list = std::getenv("OMP_TOOL_LIBRARIES"); list != nullptr) {
       std::string all(list);
@@ -352,7 +351,7 @@ void start_tool() noexcept {
         if (path.empty()) continue;
         void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (h == nullptr) continue;  // the standard: a library that cannot be loaded is skipped
-        found = try_tool(reinterpret_cast<start_tool_fn>(dlsym(h, "ompt_start_tool")), path.c_str());
+        found = try_tool(reinterpret_cast<start_tool_fn>(dlsym(h, "ompt_start_tool")));
       }
     }
   }

@@ -593,9 +593,6 @@ PLAIT_INLINE void copy_small_args(void* dst, const void* src, std::size_t n) noe
   }
 }
 
-// A common record (no rare part) for a child of `parent` with an argument block of arg_size <= 32
-// bytes (align <= 8), from w's allocator, counted. Null when the allocator's cache of its class is
-// empty (the caller then goes the general way, which refills it).
 // A ready record of this thread (see ReadyRecords) as a new child of `parent`: the per-task fields
 // only. Null when the thread keeps none.
 PLAIT_INLINE TaskRec* take_ready_record(TaskCtx* parent) noexcept {
@@ -630,6 +627,9 @@ PLAIT_INLINE void fast_push(detail::Worker* w, std::uint32_t h, TaskRec* r) noex
                         reinterpret_cast<std::uintptr_t>(r) | static_cast<std::uintptr_t>(detail::slot_kind::detached));
 }
 
+// A common record (no rare part) for a child of `parent` with an argument block of arg_size <= 32
+// bytes (align <= 8), from w's allocator, counted. Null when the allocator's cache of its class is
+// empty (the caller then goes the general way, which refills it).
 PLAIT_INLINE TaskRec* make_task(Thread& t, detail::Worker* w, TaskCtx* parent, void (*fn)(void*), void* data,
                                 std::size_t arg_size) noexcept {
   PLAIT_ASSERT(arg_size <= 32);
@@ -785,8 +785,8 @@ struct DepRun {
 
 // OMPT's task_dependence: the engine's edge between two tasks' nodes (the group's lock held, so
 // `pred` has not finished: with a tool its node is held until its task completes, and its record
-// is live; DepRun is trivially destructible, so the engine leaves it in the node after it ran). Nodes of other closures (a wait for dependences: the task has no record yet) are not
-// told.
+// is live; DepRun is trivially destructible, so the engine leaves it in the node after it ran).
+// Nodes of other closures (a wait for dependences: the task has no record yet) are not told.
 static_assert(std::is_trivially_destructible_v<DepRun>);
 void ompt_edge(detail::dep_node* pred, detail::dep_node* succ) noexcept {
   using Node = detail::dep_task<DepRun>;
@@ -904,7 +904,8 @@ void ompt_pop_on_stack() { ompt_on_stack.pop_back(); }
 // context is on its creator's stack, not a record) in ompt_on_stack.
 ompt::data_t* ompt::task_data(TaskCtx* c) noexcept {
   if (c == nullptr) return nullptr;
-  if (!c->is_explicit) return c->owner != nullptr ? &const_cast<Thread*>(c->owner)->ompt_implicit : &tls.thread.ompt_implicit;
+  if (!c->is_explicit)
+    return c->owner != nullptr ? &const_cast<Thread*>(c->owner)->ompt_implicit : &tls.thread.ompt_implicit;
   if (c->mode == TaskCtx::mode_on_stack) {
     for (auto it = ompt_on_stack.rbegin(); it != ompt_on_stack.rend(); ++it)
       if (it->ctx == c) return it->data;
@@ -1409,13 +1410,10 @@ PLAIT_NOINLINE void taskwait_owned(Thread& t, detail::Worker* w, TaskCtx* c) noe
 // With a tool no thread has fast_w: every taskwait comes here, where its OMPT region is told.
 PLAIT_NOINLINE void taskwait_other() {
   Thread& t = thread_state();
-  if (PLAIT_UNLIKELY(ompt::enabled)) {
-    ompt::sync_region(ompt::sync_taskwait, ompt::scope_begin, t, nullptr);
-    wait_for(t, &TaskCtx::kids);
-    ompt::sync_region(ompt::sync_taskwait, ompt::scope_end, t, nullptr);
-    return;
-  }
+  const bool told = PLAIT_UNLIKELY(ompt::enabled);
+  if (told) ompt::sync_region(ompt::sync_taskwait, ompt::scope_begin, t, nullptr);
   wait_for(t, &TaskCtx::kids);
+  if (told) ompt::sync_region(ompt::sync_taskwait, ompt::scope_end, t, nullptr);
 }
 
 }  // namespace
