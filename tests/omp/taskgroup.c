@@ -21,6 +21,23 @@ static void spray(int depth) {
   /* no taskwait: the descendants are left to the enclosing taskgroup */
 }
 
+/* A taskgroup of n tasks, each leaving a child task that nobody waits for: how many children had
+ * run when the taskgroup ended (n, as its end waits for every descendant). */
+static int children_done_in_taskgroup(int n) {
+  int done = 0;
+  #pragma omp taskgroup
+  {
+    for (int i = 0; i < n; ++i) {
+      #pragma omp task shared(done)
+      {
+        #pragma omp task shared(done)
+        AT_INC(&done);
+      }
+    }
+  }
+  return AT_LOAD(&done);
+}
+
 int main(void) {
   int bad = 0;
   #pragma omp parallel
@@ -38,7 +55,7 @@ int main(void) {
     }
 
     /* nested: the inner end waits for the inner tasks only, the outer end for everything */
-    int inner_done = 0, outer_done = 0;
+    int outer_done = 0;
     #pragma omp taskgroup
     {
       #pragma omp task shared(outer_done)
@@ -46,35 +63,14 @@ int main(void) {
         ot_spin_work(1000);
         AT_INC(&outer_done);
       }
-      #pragma omp taskgroup
-      {
-        for (int i = 0; i < 10; ++i) {
-          #pragma omp task shared(inner_done)
-          {
-            #pragma omp task shared(inner_done)
-            AT_INC(&inner_done);
-          }
-        }
-      }
-      if (AT_LOAD(&inner_done) != 10) AT_INC(&bad);
+      if (children_done_in_taskgroup(10) != 10) AT_INC(&bad);
     }
     if (AT_LOAD(&outer_done) != 1) AT_INC(&bad);
 
     /* in a task */
-    int in_task = 0;
-    #pragma omp task shared(in_task, bad)
+    #pragma omp task shared(bad)
     {
-      #pragma omp taskgroup
-      {
-        for (int i = 0; i < 5; ++i) {
-          #pragma omp task shared(in_task)
-          {
-            #pragma omp task shared(in_task)
-            AT_INC(&in_task);
-          }
-        }
-      }
-      if (AT_LOAD(&in_task) != 5) AT_INC(&bad);
+      if (children_done_in_taskgroup(5) != 5) AT_INC(&bad);
     }
     #pragma omp taskwait
   }
