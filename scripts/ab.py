@@ -23,22 +23,8 @@ import statistics
 import subprocess
 import sys
 
-
-def sign_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
-    """Distribution-free interval for the median: (x_(k), x_(n-k+1)) with the largest k such that
-    P(Binomial(n, 1/2) <= k-1) <= (1-level)/2. None when n is too small for the level."""
-    xs = sorted(values)
-    n = len(xs)
-    alpha = (1 - level) / 2
-    cdf, k = 0.0, 0
-    for j in range(n + 1):
-        cdf += math.comb(n, j) / 2**n
-        if cdf > alpha:
-            break
-        k = j + 1
-    if k < 1:
-        return None
-    return xs[k - 1], xs[n - k]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "src"))
+from plait_bench.stats import interval_text, median_ci  # noqa: E402  (standard library only)
 
 
 def one_process(path: str, args: list[str], reps: int, warmup: int, stat: str) -> float:
@@ -94,12 +80,11 @@ def main() -> int:
         news.append(got["new"])
         ratios.append(got["new"] / got["old"] if got["old"] > 0 else float("nan"))
     ratios = [x for x in ratios if not math.isnan(x)]
-    ci = sign_interval(ratios)
+    ci = median_ci(ratios)
     faster = sum(1 for x in ratios if x < 1)
     print(f"{' '.join(cmd)}: old median {statistics.median(olds):.6g}, new median {statistics.median(news):.6g} "
           f"({a.stat}, {a.rounds} rounds of --reps {a.reps})")
-    ci_s = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "[no interval]"
-    print(f"new/old paired ratio: {statistics.median(ratios):.3f} {ci_s} (95 % sign test); new faster in "
+    print(f"new/old paired ratio: {statistics.median(ratios):.3f} {interval_text(ci, '.3f')} (95 % sign test); new faster in "
           f"{faster}/{len(ratios)} rounds")
     return 0
 

@@ -17,7 +17,6 @@ holds it. Uses only the standard library so that it runs before the Python tooli
 """
 import argparse
 import json
-import math
 import os
 import random
 import statistics
@@ -25,6 +24,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python", "src"))
+from plait_bench.stats import interval_text, median_interval  # noqa: E402  (standard library only)
 BIN = {
     "serial": "build/gcc-release/bin/fib-serial",
     "serial@clang": "build/clang-release/bin/fib-serial",
@@ -65,19 +66,6 @@ def run(rt, threads, n):
                      ["--n", str(n), "--threads", str(threads), "--warmup", "2"], env,
                      "libplait-omp" if rt in PRELOAD else None)
     return rec["time_s"], rec["stats"]["tasks"]
-
-
-def sign_interval(values):
-    """The median of `values` and its 95 % sign-test interval (order statistics k and n+1-k, k the
-    largest with P(Binomial(n, 1/2) < k) <= 0.025); the whole range below 6 values."""
-    v = sorted(values)
-    n = len(v)
-    k, tail = 0, 0.0
-    while tail + math.comb(n, k) / 2 ** n <= 0.025:
-        tail += math.comb(n, k) / 2 ** n
-        k += 1
-    k = max(k, 1)
-    return statistics.median(v), v[k - 1], v[n - k]
 
 
 def main():
@@ -146,10 +134,10 @@ def main():
         serial = times[(SERIAL_OF.get(rt, "serial"), 1)]
         over = [(t - s) * 1e9 / tasks for t, s in zip(times[(rt, 1)], serial)]
         speed = [t1 / t2 for t1, t2 in zip(times[(rt, 1)], times[(rt, 2)])]
-        om, olo, ohi = sign_interval(over)
-        sm, slo, shi = sign_interval(speed)
-        print(f"{rt}: per round, median [95 % interval] of {a.rounds}: overhead {om:.2f} [{olo:.2f}, {ohi:.2f}] ns "
-              f"per spawn, 2-thread speedup {sm:.2f}x [{slo:.2f}, {shi:.2f}]")
+        om, oci = median_interval(over)
+        sm, sci = median_interval(speed)
+        print(f"{rt}: per round, median [95 % interval] of {a.rounds}: overhead {om:.2f} {interval_text(oci)} ns "
+              f"per spawn, 2-thread speedup {sm:.2f}x {interval_text(sci)}")
 
 
     if a.speedup_n:

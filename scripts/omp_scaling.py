@@ -35,7 +35,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_fib import sign_interval  # noqa: E402
+import bench_fib  # noqa: E402,F401  (it puts python/src on sys.path)
+from plait_bench.stats import interval_text, median_interval  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERIES = ("gomp", "gomp@libomp", "gomp@plait", "plait")
@@ -95,8 +96,15 @@ def run(bin_dir, libs, kernel, series, threads, args, warmup):
 
 
 def interval(values):
-    m, lo, hi = sign_interval(values)
+    """The median and its 95 % interval (lo and hi None with fewer than 6 values)."""
+    m, ci = median_interval(values)
+    lo, hi = ci if ci else (None, None)
     return {"median": m, "lo": lo, "hi": hi, "n": len(values)}
+
+
+def interval_cell(iv, fmt):
+    ci = None if iv["lo"] is None else (iv["lo"], iv["hi"])
+    return f"{iv['median']:{fmt}} {interval_text(ci, fmt)}"
 
 
 def summarise(res, kernels, workers):
@@ -133,7 +141,7 @@ def markdown(res, kernels, workers):
                      "over the serial recursion, median [95 % interval] of the per-round values")
         lines.append("")
         for s, iv in ov["per_round"].items():
-            lines.append(f"- {s}: {iv['median']:.2f} [{iv['lo']:.2f}, {iv['hi']:.2f}] ns")
+            lines.append(f"- {s}: {interval_cell(iv, '.2f')} ns")
         lines.append("")
     summ = res.get("summary", {})
     hdr = "| kernel | series | " + " | ".join(f"P = {p}" for p in workers) + " |"
@@ -162,7 +170,7 @@ def markdown(res, kernels, workers):
         cells = []
         for p in workers:
             iv = summ[k]["plait_over_faster_peer"].get(str(p))
-            cells.append(f"{iv['median']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}]" if iv else "-")
+            cells.append(interval_cell(iv, ".3f") if iv else "-")
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     if res.get("failures"):
         lines.append("")
@@ -244,7 +252,7 @@ def main():
                            "times": times, "per_round": per_round}
         save(res, a.out, kernels, workers)
         print(f"overhead part done in {time.time() - t0:.0f} s: " + ", ".join(
-            f"{s} {iv['median']:.2f} [{iv['lo']:.2f}, {iv['hi']:.2f}] ns" for s, iv in per_round.items()), flush=True)
+            f"{s} {interval_cell(iv, '.2f')} ns" for s, iv in per_round.items()), flush=True)
 
     configs = [(k, "serial", 1) for k in kernels] + [(k, s, p) for k in kernels for s in SERIES for p in workers]
     for r in range(a.rounds):

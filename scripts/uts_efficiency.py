@@ -17,7 +17,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_fib import run_record, sign_interval  # noqa: E402
+from bench_fib import run_record  # noqa: E402  (it puts python/src on sys.path)
+from plait_bench.stats import interval_text, median_interval  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build/gcc-release/bin")
@@ -84,8 +85,9 @@ def main():
     # such as ">= 90 %" is met when the interval lies above it, a tie when it holds it.
     for s in series:
         eff = [a / (2 * b) * 100 for a, b in zip(times[(SERIAL_OF.get(s, "serial"), 1)], times[(s, 2)])]
-        m, lo, hi = sign_interval(eff)
-        print(f"{s}: per round, median [95 % interval] of {a.rounds}: efficiency at 2 threads {m:.1f} % [{lo:.1f}, {hi:.1f}]")
+        m, ci = median_interval(eff)
+        print(f"{s}: per round, median [95 % interval] of {a.rounds}: efficiency at 2 threads {m:.1f} % "
+              f"{interval_text(ci, '.1f')}")
 
 
 if __name__ == "__main__":

@@ -124,7 +124,9 @@ struct Worker {
   // task_group::run runs a child at once instead of pushing it while this worker holds at least
   // this many private slots (pool_options::group_throttle; ~0u: never).
   std::uint32_t throttle = ~0u;
-  // A task for this worker alone (post_mail in src/sleep.cpp), or null.
+  // ---- Written by other threads (the block above is the owner's alone).
+  // A task for this worker alone, or null: other threads post it (post_mail in src/sleep.cpp,
+  // a release store), the owner takes it when it looks for work.
   std::atomic<Mail*> mail{nullptr};
 
   alignas(cache_line) AtomicCounters ctr;
