@@ -322,15 +322,22 @@ def _sessions(dbp):
         return []
 
 
-def test_two_runs_of_one_study_both_complete(tmp_path, write_study, fake_bins):
-    """The second waits while the first runs the session, then runs the study again, as if it had
-    been started afterwards: two complete sessions, no slot run twice."""
+def _two_runs(tmp_path, write_study, fake_bins, first_sleep: str):
+    """Starts a run of SMALL (its benchmarks sleeping first_sleep s), waits for its session, then starts a
+    second run of the same study into the same database: (first, second, the database); their
+    stderr goes to tmp_path/a.log and b.log."""
     path = write_study(SMALL)
     dbp = tmp_path / "c.db"
     env = env_for(fake_bins, dbp)
-    a = _start_run(path, env, tmp_path / "a.log", "1")
+    a = _start_run(path, env, tmp_path / "a.log", first_sleep)
     _wait_for(lambda: _sessions(dbp), "the first run's session")
-    b = _start_run(path, env, tmp_path / "b.log", "0")
+    return a, _start_run(path, env, tmp_path / "b.log", "0"), dbp
+
+
+def test_two_runs_of_one_study_both_complete(tmp_path, write_study, fake_bins):
+    """The second waits while the first runs the session, then runs the study again, as if it had
+    been started afterwards: two complete sessions, no slot run twice."""
+    a, b, dbp = _two_runs(tmp_path, write_study, fake_bins, "1")
     assert a.wait(120) == 0, (tmp_path / "a.log").read_text()
     assert b.wait(120) == 0, (tmp_path / "b.log").read_text()
     assert "waiting: session #1 of 'small' is being run by another plait-bench process" in (tmp_path / "b.log").read_text()
@@ -340,12 +347,7 @@ def test_two_runs_of_one_study_both_complete(tmp_path, write_study, fake_bins):
 
 
 def test_a_waiting_run_resumes_what_an_interrupted_one_left(tmp_path, write_study, fake_bins):
-    path = write_study(SMALL)
-    dbp = tmp_path / "c.db"
-    env = env_for(fake_bins, dbp)
-    a = _start_run(path, env, tmp_path / "a.log", "2")
-    _wait_for(lambda: _sessions(dbp), "the first run's session")
-    b = _start_run(path, env, tmp_path / "b.log", "0")
+    a, b, dbp = _two_runs(tmp_path, write_study, fake_bins, "2")
     _wait_for(lambda: "waiting:" in (tmp_path / "b.log").read_text(), "the second run to wait")
     a.send_signal(signal.SIGTERM)
     assert a.wait(60) == 130
