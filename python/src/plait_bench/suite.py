@@ -470,6 +470,15 @@ def serial_spread(ds: Dataset) -> list[tuple[str, float, int]]:
     return sorted(out, key=lambda x: -x[1])
 
 
+def _judged(probs: list[Problem], cut: str, target: str, out: list[Target]) -> list[tuple[Problem, str]]:
+    """The problems a cut-off target judges (those of its cut-off class and those without a cut-off),
+    each with the scope of its row; when there are none, the target's "no data" row goes into out."""
+    judged = [p for p in probs if p.cut in (cut, "none")]
+    if not judged:
+        out.append(Target(target, "every kernel", f"no {cut} cut-off runs", "", "no data"))
+    return [(p, f"{p.kernel} ({p.cutoff_text}; {p.label})") for p in judged]
+
+
 def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) -> list[Target]:
     """The study-001 targets (spawn/join and steal cost, fine and coarse cut-offs), each with the
     numbers it was decided on. Medians decide."""
@@ -539,11 +548,7 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
     # Without plait@clang runs libomp is compared with the gcc build, and the row says so.
     t3 = "fine cut-off: Plait 2-thread time ≤ every peer's (same compiler where built)"
     SHORT[t3] = "fine: P=2 time ≤ every peer"
-    fine = [p for p in probs if p.cut in ("fine", "none")]
-    if not fine:
-        out.append(Target(t3, "every kernel", "no fine cut-off runs", "", "no data"))
-    for p in fine:
-        scope = f"{p.kernel} ({p.cutoff_text}; {p.label})"
+    for p, scope in _judged(probs, "fine", t3, out):
         c = ds.cell(p.kernel, p.base, "plait", 2)
         if c is None:
             out.append(Target(t3, scope, "no plait run at P=2", "", "no data"))
@@ -589,11 +594,7 @@ def targets(ds: Dataset, ghz: float | None, costs: list[CostRow] | None = None) 
     # 4. coarse cut-off: Plait one-thread overhead <= 5 %
     t4 = f"coarse cut-off: Plait 1-thread overhead ≤ {(OVERHEAD_TARGET - 1) * 100:.0f}% over serial"
     SHORT[t4] = f"coarse: 1-thread ≤ +{(OVERHEAD_TARGET - 1) * 100:.0f}%"
-    coarse = [p for p in probs if p.cut in ("coarse", "none")]
-    if not coarse:
-        out.append(Target(t4, "every kernel", "no coarse cut-off runs", "", "no data"))
-    for p in coarse:
-        scope = f"{p.kernel} ({p.cutoff_text}; {p.label})"
+    for p, scope in _judged(probs, "coarse", t4, out):
         c = ds.cell(p.kernel, p.base, "plait", 1)
         sc = ds.cell(p.kernel, p.base, "serial", 1)
         r = ratio_to_serial(ds, c)
