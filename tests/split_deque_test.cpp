@@ -155,6 +155,10 @@ std::uint32_t word_split_of(const SplitDeque& d) { return ts_split(d.ts.load(std
 // A deque and its slots. reset() gives a freshly initialised deque over zeroed slots.
 struct Deque {
   explicit Deque(std::uint32_t cap) : mem(cap) { reset(); }
+  void resize(std::uint32_t cap) {
+    mem = std::vector<Slot>(cap);
+    reset();
+  }
   void reset() {
     for (Slot& s : mem) {
       s.exec = nullptr;
@@ -699,11 +703,32 @@ void run_litmus(const std::string& name, unsigned threads, int iters, protocol_h
 
 // ==== 1. The protocol, one thread ===========================================================
 
-TEST(DequeProtocol, FirstPushAfterInitPublishesItsSlot) {
-  Deque q(16);
+// A test's deque of `cap` slots and its owner. fresh(): the deque freshly initialised over zeroed
+// slots and the owner's record cleared (before a walk, and before every litmus iteration).
+template <class Test, std::uint32_t cap>
+class WithDeque : public Test {
+ protected:
+  void fresh() {
+    q.reset();
+    o.reset(d);
+  }
+  Deque q{cap};
   SplitDeque& d = q.d;
   Owner o;
-  o.reset(d);
+};
+
+// Each walk's deque (16 slots unless the test starts another) and its owner, reset on it.
+class DequeProtocol : public WithDeque<::testing::Test, 16> {
+ protected:
+  void SetUp() override { o.reset(d); }
+  // A freshly initialised deque of `cap` slots in place of the current one, the owner reset on it.
+  void start(std::uint32_t cap) {
+    q.resize(cap);
+    o.reset(d);
+  }
+};
+
+TEST_F(DequeProtocol, FirstPushAfterInitPublishesItsSlot) {
   EXPECT_TRUE(state_is(d, 0, 0, 0, true));
   EXPECT_TRUE(limits_are(d, 0, 0, 0));
   EXPECT_EQ(d.fresh, 0u);
@@ -749,11 +774,7 @@ TEST(DequeProtocol, FirstPushAfterInitPublishesItsSlot) {
   EXPECT_TRUE(invariants(d));
 }
 
-TEST(DequeProtocol, ThiefTakesTheSharedSlotAndTheOwnerFindsItStolen) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, ThiefTakesTheSharedSlotAndTheOwnerFindsItStolen) {
   Thief th;
   th.reset(5);
   o.push();  // slot 0: shared
@@ -810,11 +831,7 @@ TEST(DequeProtocol, ThiefTakesTheSharedSlotAndTheOwnerFindsItStolen) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 }
 
-TEST(DequeProtocol, RequestMakesTheNextPushPublishHalf) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, RequestMakesTheNextPushPublishHalf) {
   for (int i = 0; i < 5; ++i) o.push();  // slot 0 shared, 1..4 private
   d.fresh = 0;                           // collected
   EXPECT_TRUE(state_is(d, 0, 1, 5, false));
@@ -846,11 +863,7 @@ TEST(DequeProtocol, RequestMakesTheNextPushPublishHalf) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 }
 
-TEST(DequeProtocol, RequestMakesTheNextPopPublishHalfBelowThePoppedSlot) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, RequestMakesTheNextPopPublishHalfBelowThePoppedSlot) {
   for (int i = 0; i < 6; ++i) o.push();  // slot 0 shared, 1..5 private
   d.fresh = 0;
   d.request();
@@ -882,11 +895,7 @@ TEST(DequeProtocol, RequestMakesTheNextPopPublishHalfBelowThePoppedSlot) {
   EXPECT_TRUE(invariants(d));
 }
 
-TEST(DequeProtocol, RequestWithNothingPrivateStaysPendingUntilAPushServesIt) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, RequestWithNothingPrivateStaysPendingUntilAPushServesIt) {
   o.push();  // slot 0 shared: nothing private
   d.fresh = 0;
   d.request();
@@ -913,11 +922,7 @@ TEST(DequeProtocol, RequestWithNothingPrivateStaysPendingUntilAPushServesIt) {
   EXPECT_TRUE(exactly_once(o, {}));
 }
 
-TEST(DequeProtocol, TakeBackTakesTheNewerHalfOrWithTakeOneOnlyThePoppedSlot) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, TakeBackTakesTheNewerHalfOrWithTakeOneOnlyThePoppedSlot) {
   for (int i = 0; i < 8; ++i) o.push();
   d.supply_all();
   EXPECT_TRUE(state_is(d, 0, 8, 8, false));
@@ -949,11 +954,7 @@ TEST(DequeProtocol, TakeBackTakesTheNewerHalfOrWithTakeOneOnlyThePoppedSlot) {
   EXPECT_TRUE(exactly_once(o, {}));
 }
 
-TEST(DequeProtocol, ServeTopUpAndSupplyAll) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, ServeTopUpAndSupplyAll) {
   for (int i = 0; i < 6; ++i) o.push();  // slot 0 shared, 1..5 private
   d.fresh = 0;
 
@@ -1012,11 +1013,7 @@ TEST(DequeProtocol, ServeTopUpAndSupplyAll) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 }
 
-TEST(DequeProtocol, ReclaimOfABuriedSlot) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, ReclaimOfABuriedSlot) {
   Thief th;
   th.reset(3);
   for (int i = 0; i < 6; ++i) o.push();
@@ -1047,8 +1044,7 @@ TEST(DequeProtocol, ReclaimOfABuriedSlot) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 
   // Reclaim in the all-stolen state: the slot was stolen.
-  q.reset();
-  o.reset(d);
+  fresh();
   th.reset(4);
   for (int i = 0; i < 4; ++i) o.push();
   d.supply_all();
@@ -1064,11 +1060,8 @@ TEST(DequeProtocol, ReclaimOfABuriedSlot) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 }
 
-TEST(DequeProtocol, FullDequeRefusesThePush) {
-  Deque q(4);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, FullDequeRefusesThePush) {
+  start(4);
   for (std::uint32_t i = 0; i < 4; ++i) EXPECT_EQ(o.push(), i);
   EXPECT_FALSE(d.push_fast_ok(4));
   EXPECT_EQ(o.push(), no_slot);  // run inline by the owner
@@ -1086,11 +1079,7 @@ TEST(DequeProtocol, FullDequeRefusesThePush) {
   EXPECT_TRUE(exactly_once(o, {}));
 }
 
-TEST(DequeProtocol, GoSlowSendsEveryPushAndPopToTheSlowPath) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, GoSlowSendsEveryPushAndPopToTheSlowPath) {
   d.go_slow = true;
   for (std::uint32_t i = 0; i < 4; ++i) {
     EXPECT_FALSE(d.push_fast_ok(d.head));
@@ -1107,16 +1096,13 @@ TEST(DequeProtocol, GoSlowSendsEveryPushAndPopToTheSlowPath) {
   EXPECT_TRUE(limits_are(d, 0, pop_limit_requested, 0));
 }
 
-TEST(DequeProtocol, ClaimTakesTheOldestSharedSlotsAndAsksWhenEmpty) {
-  Deque q(32);
-  SplitDeque& d = q.d;
+TEST_F(DequeProtocol, ClaimTakesTheOldestSharedSlotsAndAsksWhenEmpty) {
+  start(32);
   Thief th;
   th.reset(7);
   // On a fresh deque nothing is shared: the thief asks.
   EXPECT_EQ(th.steal(d, claim_rule{}).result, steal_result::empty);
   EXPECT_TRUE(limits_are(d, 0, pop_limit_requested, req_steal));
-  Owner o;
-  o.reset(d);
   o.push();  // the reset shares slot 0; nothing private to publish: the request stays pending
   EXPECT_TRUE(state_is(d, 0, 1, 1, false));
   EXPECT_TRUE(request_pending_with_slow_limits(d));
@@ -1170,11 +1156,7 @@ void thief_claims_at_take_back(protocol_point p) noexcept {
   if (p == protocol_point::take_back && g_single_hits++ == 0) g_single_thief->steal(*g_single, claim_rule{});
 }
 
-TEST(DequeProtocol, ThiefCasFailsWhenSplitMovedAfterItsLoad) {
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
-  o.reset(d);
+TEST_F(DequeProtocol, ThiefCasFailsWhenSplitMovedAfterItsLoad) {
   for (int i = 0; i < 4; ++i) o.push();  // [0, 1) shared
   Thief th;
   th.reset(1);
@@ -1194,13 +1176,10 @@ TEST(DequeProtocol, ThiefCasFailsWhenSplitMovedAfterItsLoad) {
   EXPECT_TRUE(exactly_once(o, {&th}));
 }
 
-TEST(DequeProtocol, TakeBackRetriesWhenTailMovedAfterItsLoad) {
+TEST_F(DequeProtocol, TakeBackRetriesWhenTailMovedAfterItsLoad) {
   for (std::uint32_t n : {1u, 2u, 4u}) {
     SCOPED_TRACE("shared slots: " + std::to_string(n));
-    Deque q(16);
-    SplitDeque& d = q.d;
-    Owner o;
-    o.reset(d);
+    start(16);
     for (std::uint32_t i = 0; i < n; ++i) o.push();
     d.supply_all();  // [0, n) shared
     Thief th;
@@ -1253,14 +1232,11 @@ const char* published_name(Published p) {
 // ends all-stolen; the exact state after either outcome is checked. Then the owner pushes into the
 // same slot again (after a stolen pop only the thief's mark orders the thief's read of the slot
 // before this write) and pops it.
-class PopVsSteal : public ::testing::TestWithParam<std::tuple<Published, Mode>> {};
+class PopVsSteal : public WithDeque<::testing::TestWithParam<std::tuple<Published, Mode>>, 8> {};
 
 TEST_P(PopVsSteal, ExactlyOneGetsTheSlot) {
   const Published how = std::get<0>(GetParam());
   const Mode mode = std::get<1>(GetParam());
-  Deque q(8);
-  SplitDeque& d = q.d;
-  Owner o;
   Thief th, earlier;
   std::uint32_t t0 = 0;
   std::uint64_t raced = 0;  // the task in the slot the race is over
@@ -1275,8 +1251,7 @@ TEST_P(PopVsSteal, ExactlyOneGetsTheSlot) {
       hook_for(mode),
       [&](int it) {
         disarm();
-        q.reset();
-        o.reset(d);
+        fresh();
         th.reset(1);
         earlier.reset(9);
         Rng r{static_cast<std::uint64_t>(it) * 7919 + 1};
@@ -1395,19 +1370,27 @@ void back_off(unsigned& fails) {
     delay(8u << (fails & 3));
 }
 
+// Such a thief: it claims with its rule until `done`, backing off after every failed attempt.
+void steal_until(const std::atomic<bool>& done, Thief& th, SplitDeque& d, const claim_rule& rule) {
+  unsigned fails = 0;
+  while (!done.load(std::memory_order_acquire)) {
+    if (th.steal(d, rule).result == steal_result::success)
+      fails = 0;
+    else
+      back_off(fails);
+  }
+}
+
 // 2 to 9 slots, all shared (supply_all) or half (request + serve); the owner pops them all (its
 // take-backs take the newer half, or with take_one only the popped slot) while a thief claims
 // with a multi-slot rule: every slot goes to exactly one side. thief_first: the claim is the
 // rule's amount of the oldest slots; owner_first: it fails (contended). Then a second round of
 // pushes and pops, which the thief (unless forced to one attempt) races as requests publish them.
-class ChunkVsTakeBack : public ::testing::TestWithParam<std::tuple<bool, Mode>> {};
+class ChunkVsTakeBack : public WithDeque<::testing::TestWithParam<std::tuple<bool, Mode>>, 16> {};
 
 TEST_P(ChunkVsTakeBack, EverySlotGoesToExactlyOneSide) {
   const bool by_request = std::get<0>(GetParam());
   const Mode mode = std::get<1>(GetParam());
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
   Thief th;
   claim_rule rule;
   std::uint32_t n = 0, t0 = 0, s0 = 0;
@@ -1423,8 +1406,7 @@ TEST_P(ChunkVsTakeBack, EverySlotGoesToExactlyOneSide) {
       [&](int it) {
         disarm();
         owner_done.store(false, std::memory_order_relaxed);
-        q.reset();
-        o.reset(d);
+        fresh();
         th.reset(1);
         Rng r{static_cast<std::uint64_t>(it) * 104729 + 3};
         n = 2 + r.below(8);
@@ -1511,13 +1493,10 @@ INSTANTIATE_TEST_SUITE_P(DequeLitmus, ChunkVsTakeBack,
 // 3 to 8 shared slots; the owner reclaims a buried one (below the newest) while a thief makes one
 // claim: the slot goes to exactly one of them, and with thief_first exactly when the claim did not
 // cover it.
-class ReclaimVsSteal : public ::testing::TestWithParam<Mode> {};
+class ReclaimVsSteal : public WithDeque<::testing::TestWithParam<Mode>, 16> {};
 
 TEST_P(ReclaimVsSteal, TheBuriedSlotGoesToExactlyOneSide) {
   const Mode mode = GetParam();
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
   Thief th;
   claim_rule rule;
   std::uint32_t n = 0, i = 0, t0 = 0, s0 = 0;
@@ -1529,8 +1508,7 @@ TEST_P(ReclaimVsSteal, TheBuriedSlotGoesToExactlyOneSide) {
       std::string("ReclaimVsSteal/") + mode_name(mode), 2, iterations(forced(mode) ? 4000 : 20000), hook_for(mode),
       [&](int it) {
         disarm();
-        q.reset();
-        o.reset(d);
+        fresh();
         th.reset(1);
         Rng r{static_cast<std::uint64_t>(it) * 15485863 + 5};
         n = 3 + r.below(6);
@@ -1593,15 +1571,12 @@ INSTANTIATE_TEST_SUITE_P(DequeLitmus, ReclaimVsSteal,
 // it is still pending with both limits on their slow values. Then one more push or pop must serve
 // it if anything private lies below that slot. Before the next round the owner serves whatever is
 // pending, so that every round starts with no request and only its own request can publish.
-class RequestVsSettle : public ::testing::TestWithParam<Mode> {};
+class RequestVsSettle : public WithDeque<::testing::TestWithParam<Mode>, 16> {};
 
 TEST_P(RequestVsSettle, ARequestIsNeverLost) {
   const Mode mode = GetParam();
-  constexpr std::uint32_t cap = 16;
+  const std::uint32_t cap = d.capacity;
   constexpr int rounds = 8;
-  Deque q(cap);
-  SplitDeque& d = q.d;
-  Owner o;
   std::atomic<int> round{0};      // the owner: round k may begin (no request pending)
   std::atomic<int> requested{0};  // the thief: round k's request was made
   std::uint64_t seed = 0;
@@ -1611,8 +1586,7 @@ TEST_P(RequestVsSettle, ARequestIsNeverLost) {
       [&](int it) {
         round.store(0, std::memory_order_relaxed);
         requested.store(0, std::memory_order_relaxed);
-        q.reset();
-        o.reset(d);
+        fresh();
         Rng r{static_cast<std::uint64_t>(it) * 2654435761u + 7};
         const std::uint32_t n = 1 + r.below(7);
         for (std::uint32_t k = 0; k < n; ++k) o.push();  // slot 0 shared, the rest private
@@ -1704,15 +1678,12 @@ INSTANTIATE_TEST_SUITE_P(DequeLitmus, RequestVsSettle, ::testing::Values(Mode::f
 
 // ---- The reset after all-stolen against a claim -------------------------------------------
 
-class ResetAfterAllStolen : public ::testing::TestWithParam<Mode> {};
+class ResetAfterAllStolen : public WithDeque<::testing::TestWithParam<Mode>, 16> {};
 
 // Two thieves steal everything the owner shared; the owner pops down into the all-stolen state and
 // pushes again (the reset store) while both thieves keep trying.
 TEST_P(ResetAfterAllStolen, TheNewSlotsGoToExactlyOneSide) {
   const Mode mode = GetParam();
-  Deque q(16);
-  SplitDeque& d = q.d;
-  Owner o;
   Thief thieves[3];
   claim_rule rules[3];
   std::uint32_t n = 0, m = 0;
@@ -1722,8 +1693,7 @@ TEST_P(ResetAfterAllStolen, TheNewSlotsGoToExactlyOneSide) {
       std::string("ResetAfterAllStolen/") + mode_name(mode), 3, iterations(8000), hook_for(mode),
       [&](int it) {
         owner_done.store(false, std::memory_order_relaxed);
-        q.reset();
-        o.reset(d);
+        fresh();
         Rng r{static_cast<std::uint64_t>(it) * 999983 + 11};
         for (std::uint32_t k = 1; k < 3; ++k) {
           thieves[k].reset(k);
@@ -1751,13 +1721,7 @@ TEST_P(ResetAfterAllStolen, TheNewSlotsGoToExactlyOneSide) {
           o.drain();
           set_flag(owner_done, true);
         } else {
-          unsigned fails = 0;
-          while (!owner_done.load(std::memory_order_acquire)) {
-            if (thieves[role].steal(d, rules[role]).result == steal_result::success)
-              fails = 0;
-            else
-              back_off(fails);
-          }
+          steal_until(owner_done, thieves[role], d, rules[role]);
         }
       },
       [&](int) {
@@ -1779,17 +1743,15 @@ INSTANTIATE_TEST_SUITE_P(DequeLitmus, ResetAfterAllStolen, ::testing::Values(Mod
 // The ABA on ts after a reset, forced: thief 2 reads ts = (0, 1) while slot 0 holds task A, thief 1
 // steals A, the owner pops (stolen), pushes B (the reset stores (0, 1) again), and only then does
 // thief 2 CAS: it succeeds on the stale value and must read B, and the owner must find B stolen.
-TEST(DequeLitmus, StaleClaimAfterResetTakesTheNewSlot) {
-  Deque q(8);
-  SplitDeque& d = q.d;
-  Owner o;
+class DequeLitmus : public WithDeque<::testing::Test, 8> {};
+
+TEST_F(DequeLitmus, StaleClaimAfterResetTakesTheNewSlot) {
   Thief t1, t2;
   run_litmus(
       "StaleClaimAfterReset", 3, iterations(1000), &aba_hook,
       [&](int) {
         disarm();
-        q.reset();
-        o.reset(d);
+        fresh();
         t1.reset(1);
         t2.reset(2);
         o.push();  // task 1 in slot 0, shared
@@ -1833,14 +1795,10 @@ TEST(DequeLitmus, StaleClaimAfterResetTakesTheNewSlot) {
 // 64 random owner operations per iteration (push, pop, serve, supply_all, top_up, reclaim, take_one
 // on and off; a 16-slot deque, so pushes find it full) and a drain, against two thieves with random
 // claim rules: every task runs exactly once, and the slots found stolen are the ones claimed.
-class RandomRace : public ::testing::TestWithParam<Mode> {};
+class RandomRace : public WithDeque<::testing::TestWithParam<Mode>, 16> {};
 
 TEST_P(RandomRace, EveryTaskRunsExactlyOnce) {
   const Mode mode = GetParam();
-  constexpr std::uint32_t cap = 16;
-  Deque q(cap);
-  SplitDeque& d = q.d;
-  Owner o;
   Thief thieves[3];
   claim_rule rules[3];
   std::uint64_t seed = 0;
@@ -1850,8 +1808,7 @@ TEST_P(RandomRace, EveryTaskRunsExactlyOnce) {
       std::string("RandomRace/") + mode_name(mode), 3, iterations(yields(mode) ? 3000 : 6000), hook_for(mode),
       [&](int it) {
         owner_done.store(false, std::memory_order_relaxed);
-        q.reset();
-        o.reset(d);
+        fresh();
         Rng r{static_cast<std::uint64_t>(it) * 6364136223846793005ULL + 13};
         for (std::uint32_t k = 1; k < 3; ++k) {
           thieves[k].reset(k);
@@ -1861,13 +1818,7 @@ TEST_P(RandomRace, EveryTaskRunsExactlyOnce) {
       },
       [&](unsigned role, int) {
         if (role != 0) {
-          unsigned fails = 0;
-          while (!owner_done.load(std::memory_order_acquire)) {
-            if (thieves[role].steal(d, rules[role]).result == steal_result::success)
-              fails = 0;
-            else
-              back_off(fails);
-          }
+          steal_until(owner_done, thieves[role], d, rules[role]);
           return;
         }
         Rng r{seed};
