@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .analysis import Dataset, Run, Summary
-from .runner import FAILED_STATUSES
+from .analysis import Dataset, MeasuredRuns, Run, Summary
 from .study import WORKERS_TAG, workers_of
 
 AMR_KERNELS = ("amr",)
@@ -63,7 +62,7 @@ def case_label(case: tuple[tuple[str, str], ...]) -> str:
 
 
 @dataclass
-class AmrCell:
+class AmrCell(MeasuredRuns):
     """The measured runs of one (case, runtime line, variant, threads)."""
 
     case: tuple[tuple[str, str], ...]
@@ -74,15 +73,12 @@ class AmrCell:
 
     @property
     def ok_runs(self) -> list[Run]:
+        """The ok runs that have a time."""
         return [r for r in self.runs if r.ok and r.time_s]
 
     @property
     def n_failed(self) -> int:
-        return sum(1 for r in self.runs if r.status in FAILED_STATUSES)
-
-    @property
-    def time(self) -> Summary | None:
-        return Summary.of(r.time_s for r in self.ok_runs)
+        return len(self.failed_runs)
 
 
 @dataclass

@@ -145,16 +145,10 @@ def moved_rate(run: Run) -> float | None:
     return None
 
 
-@dataclass
-class Cell:
-    """All measured runs of one (benchmark, parameters, series, threads)."""
+class MeasuredRuns:
+    """What a cell's measured runs (its `runs`) say: the ones that came through, the failed ones, the time."""
 
-    kernel: str
-    base: dict
-    series: str
-    runtime: str
-    threads: int
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run]
 
     @property
     def ok_runs(self) -> list[Run]:
@@ -166,7 +160,20 @@ class Cell:
 
     @property
     def time(self) -> Summary | None:
+        """The median, min and max time of the ok runs."""
         return Summary.of(r.time_s for r in self.ok_runs)
+
+
+@dataclass
+class Cell(MeasuredRuns):
+    """All measured runs of one (benchmark, parameters, series, threads)."""
+
+    kernel: str
+    base: dict
+    series: str
+    runtime: str
+    threads: int
+    runs: list[Run] = field(default_factory=list)
 
     def stat(self, name: str) -> Summary | None:
         return Summary.of(_num(r.stats.get(name)) for r in self.ok_runs)
