@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/rt/common.hpp"
+#include "common/rt/par_range.hpp"
 
 namespace alignment {
 
@@ -67,17 +68,6 @@ pair_result align_pair(const sequences& s, const scoring& sc, std::size_t i, std
 // Plain serial loop over all pairs (the reference result). out is n x n, row-major, i < j used.
 void align_all_serial(const sequences& s, const scoring& sc, std::vector<pair_result>& out);
 
-template <class RT, class F>
-void par_rows(RT& rt, std::size_t lo, std::size_t hi, const F& f) {
-  if (hi - lo == 0) return;
-  if (hi - lo == 1) {
-    f(lo);
-    return;
-  }
-  const std::size_t mid = lo + (hi - lo) / 2;
-  rt.invoke([&] { par_rows(rt, lo, mid, f); }, [&] { par_rows(rt, mid, hi, f); });
-}
-
 // One thread creates one task per pair.
 template <class RT>
 void align_single(RT& rt, const sequences& s, const scoring& sc, std::vector<pair_result>& out) {
@@ -114,7 +104,7 @@ void align_for(RT& rt, const sequences& s, const scoring& sc, std::vector<pair_r
   }
 #endif
   rt.root([&] {
-    par_rows(rt, 0, n, [&](std::size_t i) {
+    kern::par_range(rt, 0, n, [&](std::size_t i) {
       typename RT::group g(rt);
       for (std::size_t j = i + 1; j < n; ++j) g.run([&s, &sc, o, n, i, j] { o[i * n + j] = align_pair(s, sc, i, j); });
       g.wait();

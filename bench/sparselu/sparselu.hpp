@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/rt/common.hpp"
+#include "common/rt/par_range.hpp"
 
 namespace sparselu {
 
@@ -58,15 +59,18 @@ inline void ensure_block(matrix& m, std::size_t i, std::size_t j) {
   if (!m.blk[i * m.nb + j]) m.blk[i * m.nb + j] = new_block(m.bs, true);
 }
 
-template <class RT, class F>
-void par_range(RT& rt, std::size_t lo, std::size_t hi, const F& f) {
-  if (hi - lo == 0) return;
-  if (hi - lo == 1) {
-    f(lo);
-    return;
-  }
-  const std::size_t mid = lo + (hi - lo) / 2;
-  rt.invoke([&] { par_range(rt, lo, mid, f); }, [&] { par_range(rt, mid, hi, f); });
+// Step kk's task on block (ii, jj) of the trailing matrix: the block is allocated if it is fill-in.
+inline void update(matrix& m, std::size_t kk, std::size_t ii, std::size_t jj) {
+  ensure_block(m, ii, jj);
+  bmod(m.at(ii, kk), m.at(kk, jj), m.at(ii, jj), m.bs);
+}
+
+// Step kk's tasks on row ii of the trailing matrix (block (ii, kk) present), into g: one update per
+// block (kk, jj) present.
+template <class G>
+void run_updates(G& g, matrix& m, std::size_t kk, std::size_t ii) {
+  for (std::size_t jj = kk + 1; jj < m.nb; ++jj)
+    if (m.at(kk, jj)) g.run([&m, kk, ii, jj] { update(m, kk, ii, jj); });
 }
 
 template <class RT>
@@ -86,13 +90,7 @@ void factor_single(RT& rt, matrix& m) {
     {
       typename RT::group g(rt);
       for (std::size_t ii = kk + 1; ii < nb; ++ii)
-        if (m.at(ii, kk))
-          for (std::size_t jj = kk + 1; jj < nb; ++jj)
-            if (m.at(kk, jj))
-              g.run([&m, ii, jj, kk, bs] {
-                ensure_block(m, ii, jj);
-                bmod(m.at(ii, kk), m.at(kk, jj), m.at(ii, jj), bs);
-              });
+        if (m.at(ii, kk)) run_updates(g, m, kk, ii);
       g.wait();
     }
   }
@@ -123,13 +121,7 @@ void factor_for(RT& rt, matrix& m) {
         typename RT::group g(rt);
 #pragma omp for nowait
         for (std::size_t ii = kk + 1; ii < nb; ++ii)
-          if (m.at(ii, kk))
-            for (std::size_t jj = kk + 1; jj < nb; ++jj)
-              if (m.at(kk, jj))
-                g.run([&m, ii, jj, kk, bs] {
-                  ensure_block(m, ii, jj);
-                  bmod(m.at(ii, kk), m.at(kk, jj), m.at(ii, jj), bs);
-                });
+          if (m.at(ii, kk)) run_updates(g, m, kk, ii);
         g.wait();
       }
 #pragma omp barrier
@@ -143,22 +135,17 @@ void factor_for(RT& rt, matrix& m) {
       lu0(diag, bs);
       // row kk (fwd) and column kk (bdiv) as one parallel loop of 2 (nb - kk - 1) iterations
       const std::size_t w = nb - kk - 1;
-      par_range(rt, 0, 2 * w, [&](std::size_t t) {
+      kern::par_range(rt, 0, 2 * w, [&](std::size_t t) {
         if (t < w) {
           if (float* c = m.at(kk, kk + 1 + t)) fwd(diag, c, bs);
         } else if (float* r = m.at(kk + 1 + (t - w), kk)) {
           bdiv(diag, r, bs);
         }
       });
-      par_range(rt, kk + 1, nb, [&](std::size_t ii) {
+      kern::par_range(rt, kk + 1, nb, [&](std::size_t ii) {
         if (!m.at(ii, kk)) return;
         typename RT::group g(rt);
-        for (std::size_t jj = kk + 1; jj < nb; ++jj)
-          if (m.at(kk, jj))
-            g.run([&m, ii, jj, kk, bs] {
-              ensure_block(m, ii, jj);
-              bmod(m.at(ii, kk), m.at(kk, jj), m.at(ii, jj), bs);
-            });
+        run_updates(g, m, kk, ii);
         g.wait();
       });
     }
