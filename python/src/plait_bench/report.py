@@ -251,6 +251,17 @@ def _uts_section(body: Callable[[_Context, _Uts, list[str], list[Path]], None]) 
     return section
 
 
+def _figure(fig, out_dir: Path, name: str, alt: str, text: str, md: list[str], written: list[Path],
+            dpi: int = 110) -> None:
+    """Writes the figure to out_dir/name (tight layout), closes it and lists the file in written; links it
+    into the section (md) with its caption, text, below it."""
+    fig.tight_layout()
+    fig.savefig(out_dir / name, dpi=dpi)
+    plt.close(fig)
+    written.append(out_dir / name)
+    md.append(f"![{alt}]({name})\n\n*{text}.*\n")
+
+
 def _points(pairs: Iterable[tuple[float | None, Cell | None]], value: Callable[[Cell], Summary | None]
             ) -> tuple[list, list, list, list]:
     """One series of a figure from its (x, cell) pairs (pairs without an x or a cell skipped): the x and value(cell)
@@ -300,12 +311,7 @@ def _uts_efficiency(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) 
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         ax.set_title(f"UTS parallel efficiency vs granularity, {P} threads", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_dir / fname, dpi=110)
-        plt.close(fig)
-        written.append(out_dir / fname)
-        cap = caption(n_u, f_u, note or "")
-        md.append(f"![{fname}]({fname})\n\n*{cap}.*\n")
+        _figure(fig, out_dir, fname, fname, caption(n_u, f_u, note or ""), md, written)
 
     rows = []
     for s in series:
@@ -354,11 +360,7 @@ def _uts_speedup(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) -> 
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"UTS speedup at the coarsest granularity ({pc.label})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig4_speedup_threads.png", dpi=110)
-    plt.close(fig)
-    written.append(out_dir / "fig4_speedup_threads.png")
-    md.append(f"![fig4](fig4_speedup_threads.png)\n\n*{caption(n4, f4, pc.description)}.*\n")
+    _figure(fig, out_dir, "fig4_speedup_threads.png", "fig4", caption(n4, f4, pc.description), md, written)
 
 
 @_uts_section
@@ -390,11 +392,8 @@ def _uts_load_balancing(ctx: _Context, u: _Uts, md: list[str], written: list[Pat
     else:
         ax.text(0.5, 0.5, "no moved-task counters in these runs", transform=ax.transAxes, ha="center")
     ax.set_title("UTS load balancing rate vs granularity", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig5_moved_rate.png", dpi=110)
-    plt.close(fig)
-    written.append(out_dir / "fig5_moved_rate.png")
-    md.append(f"![fig5](fig5_moved_rate.png)\n\n*{caption(n_u, f_u, f'P={P}; zero rates cannot be drawn on a log axis')}.*\n")
+    _figure(fig, out_dir, "fig5_moved_rate.png", "fig5",
+            caption(n_u, f_u, f"P={P}; zero rates cannot be drawn on a log axis"), md, written)
 
     pr = pearson_by_granularity(ds, pts, P)
     md.append(
@@ -486,11 +485,8 @@ def _fib(ctx: _Context) -> Section:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("fib: cost per spawned task", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fib_overhead.png", dpi=110)
-    plt.close(fig)
-    written.append(out_dir / "fib_overhead.png")
-    md.append(f"![fib](fib_overhead.png)\n\n*{caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES))}.*\n")
+    _figure(fig, out_dir, "fib_overhead.png", "fib",
+            caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES)), md, written)
     md.append(md_table(["params", "runtime", "median time per run"], rows) + "\n")
     instr_fib = db.latest_instr(con, "fib", sess["commit_hash"])
     if instr_fib:
@@ -675,14 +671,11 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
             ax.legend(fontsize=7)
             ax.set_title(f"{k}, cut-off {p.cutoff_text}", fontsize=9)
         fig.suptitle(f"{k}: speedup vs threads ({kp[0].label})", fontsize=10)
-        fig.tight_layout()
         fname = f"speedup_{k}.png"
-        fig.savefig(out_dir / fname, dpi=100)
-        plt.close(fig)
-        written.append(out_dir / fname)
         nk, fk = counts(k, lambda r: any(r.base == p.base for p in kp))
-        md.append(f"![{fname}]({fname})\n\n*{k}: " + "; ".join(f"{p.cutoff_text}: {p.label}" for p in kp)
-                  + f". {caption(nk, fk)}.*\n")
+        _figure(fig, out_dir, fname, fname,
+                f"{k}: " + "; ".join(f"{p.cutoff_text}: {p.label}" for p in kp) + f". {caption(nk, fk)}", md, written,
+                dpi=100)
 
     # targets
     tg = suite.targets(ds, ghz, costs)
