@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .analysis import Dataset, Summary
-from .loops import (ADAPTIVE_TARGET, BREAK_EVEN_TOL, FLAT_EFF_TARGET, FLAT_VS_LIBOMP_TARGET, LOOP_KERNELS,
+from .loops import (ADAPTIVE_TARGET, BREAK_EVEN_TOL, FLAT_EFF_TARGET, FLAT_VS_LIBOMP_TARGET, LOOP_KERNELS, LineKey,
                     adaptive_vs_tuned, break_even, cv, flatloop_rows, lines)
 from .markdown import md_table
 from .plots import plain_log, save_captioned, series_style
@@ -25,6 +25,22 @@ from .plots import plain_log, save_captioned, series_style
 # colour = runtime (plots.series_style), marker = variant, line style = Plait steal policy
 VARIANT_MARKERS = {"puretask-single": "o", "puretask-parallel": "s", "taskloop-linear": "^",
                    "taskloop-recursive": "v", "ws-dynamic": "D", "ws-guided": "P"}
+STEAL_LINESTYLES = {"one": "-", "": "-", "half": "--", "adaptive": ":"}
+
+
+def _line_style(key: LineKey) -> dict:
+    """The colour, marker and line style of a loop line."""
+    st = series_style(key.runtime)
+    return dict(color=st["color"], marker=VARIANT_MARKERS.get(key.variant, st["marker"]),
+                linestyle=STEAL_LINESTYLES.get(key.steal, "-." if key.steal else "-"))
+
+
+def _name_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """Names the axes and the figure of a plot of loop lines, with their legend (small, two columns)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=6, ncol=2)
 
 
 def _figure(fig, path: Path, note: str, alt: str, files: list[Path], md: list[str]) -> None:
@@ -59,7 +75,6 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                      f"break-even grain = the smallest grain whose median is within {BREAK_EVEN_TOL:.0%} of "
                      "the line's best.\n"]
     files: list[Path] = []
-    linestyles = {"one": "-", "": "-", "half": "--", "adaptive": ":"}
 
     for kernel in [k for k in LOOP_KERNELS if k in ds.kernels()]:
         for base in ds.problems(kernel):
@@ -78,13 +93,11 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                 # bathtub
                 fig, ax = plt.subplots(figsize=(8, 5))
                 for ln in ls:
-                    st = series_style(ln.key.runtime)
-                    style = dict(color=st["color"], marker=VARIANT_MARKERS.get(ln.key.variant, st["marker"]),
-                                 linestyle=linestyles.get(ln.key.steal, "-." if ln.key.steal else "-"))
+                    style = _line_style(ln.key)
                     if not ln.key.knob:
                         med = ln.medians()
                         if med:
-                            ax.axhline(next(iter(med.values())), color=st["color"], linewidth=1,
+                            ax.axhline(next(iter(med.values())), color=style["color"], linewidth=1,
                                        linestyle=(0, (1, 3)) if ln.key.variant == "ws-static" else (0, (6, 2)),
                                        label=ln.key.label)
                         continue
@@ -100,10 +113,8 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 plain_log(ax, "x")
-                ax.set_xlabel("grain size (iterations per task; chunk for ws-dynamic/guided)")
-                ax.set_ylabel("time (s)")
-                ax.set_title(f"{kernel} {_base_str(base)}: time vs grain, P={P}")
-                ax.legend(fontsize=6, ncol=2)
+                _name_axes(ax, "grain size (iterations per task; chunk for ws-dynamic/guided)", "time (s)",
+                           f"{kernel} {_base_str(base)}: time vs grain, P={P}")
                 _figure(fig, out_dir / f"loops_bathtub_{tag}.png",
                         caption(len(runs_here), n_fail), "bathtub", files, md)
 
@@ -178,19 +189,13 @@ def loops_section(ds: Dataset, out_dir: Path, caption) -> tuple[list[str], list[
                             xs.append(x)
                             ys.append(a.median)
                     if xs:
-                        st = series_style(ln.key.runtime)
-                        ax.plot(xs, ys, label=ln.key.label, color=st["color"],
-                                marker=VARIANT_MARKERS.get(ln.key.variant, st["marker"]),
-                                linestyle=linestyles.get(ln.key.steal, "-." if ln.key.steal else "-"), linewidth=1.2,
-                                markersize=4)
+                        ax.plot(xs, ys, label=ln.key.label, linewidth=1.2, markersize=4, **_line_style(ln.key))
                         drawn = True
                 if drawn:
                     ax.set_xscale("log")
                     ax.set_ylim(-0.02, 1.02)
-                    ax.set_xlabel("grain size")
-                    ax.set_ylabel("affinity (consecutive chunks back to back on one worker)")
-                    ax.set_title(f"{kernel}: task affinity, P={P}")
-                    ax.legend(fontsize=6, ncol=2)
+                    _name_axes(ax, "grain size", "affinity (consecutive chunks back to back on one worker)",
+                               f"{kernel}: task affinity, P={P}")
                     _figure(fig, out_dir / f"loops_affinity_{tag}.png",
                             caption(len(runs_here), n_fail), "affinity", files, md)
                 else:
