@@ -285,31 +285,15 @@ bool same_tree(const Params& a, const Params& b) {
 namespace {
 
 Params bin(double b0, double q, std::int64_t m, std::int64_t r) {
-  Params p;
-  p.type = TreeType::binomial;
-  p.b0 = b0;
-  p.q = q;
-  p.m = m;
-  p.seed = r;
-  return p;
+  return {.type = TreeType::binomial, .b0 = b0, .seed = r, .q = q, .m = m};
 }
 
 Params geo(Shape a, std::int64_t d, double b0, std::int64_t r) {
-  Params p;
-  p.type = TreeType::geometric;
-  p.shape = a;
-  p.depth = d;
-  p.b0 = b0;
-  p.seed = r;
-  return p;
+  return {.type = TreeType::geometric, .b0 = b0, .seed = r, .shape = a, .depth = d};
 }
 
 Params hyb(Shape a, std::int64_t d, double b0, std::int64_t r, double q, std::int64_t m) {
-  Params p = geo(a, d, b0, r);
-  p.type = TreeType::hybrid;
-  p.q = q;
-  p.m = m;
-  return p;
+  return {.type = TreeType::hybrid, .b0 = b0, .seed = r, .shape = a, .depth = d, .q = q, .m = m};
 }
 
 // The published UTS sample trees (UTS distribution's sample_trees.sh, BOTS inputs, and the

@@ -33,6 +33,7 @@
 #include "common/driver.hpp"
 #include "common/mpi_start.hpp"
 #include "uts/common.hpp"
+#include "uts/expand.hpp"
 
 #include <mpi.h>  // C API only: OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come from the build
 #include <plait/plait.hpp>
@@ -81,18 +82,7 @@ struct Search {
 
   // Expands a node: its children with children go on `st`, the rest are counted as leaves.
   void expand_into(const uts::Node& parent, std::vector<uts::Node>& st, uts::Counts& cnt) const {
-    ++cnt.with_kids;
-    cnt.nodes += static_cast<std::uint64_t>(parent.nkids);
-    for (int i = 0; i < parent.nkids; ++i) {
-      uts::Node kid;
-      tree.child(parent, i, kid);
-      if (kid.nkids > 0) {
-        st.push_back(kid);
-      } else {
-        ++cnt.leaves;
-        if (kid.height > cnt.depth) cnt.depth = kid.height;
-      }
-    }
+    uts::expand(tree, parent, cnt, [&st](const uts::Node& kid) { st.push_back(kid); });
   }
 
   // Hybrid: the rank's pool (null: pure MPI) and what its workers and the main thread share.

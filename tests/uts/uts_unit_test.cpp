@@ -11,44 +11,23 @@
 
 #include "common/driver.hpp"
 #include "uts/common.hpp"
+#include "uts/expand.hpp"
 
 namespace {
 
 std::string hex_of(const std::string& s) { return uts::to_hex(uts::sha1(s.data(), s.size())); }
-
-// Plain recursive walk (same counting as uts-serial).
-void walk(const uts::Tree& t, const uts::Node& parent, uts::Counts& c) {
-  ++c.with_kids;
-  c.nodes += static_cast<std::uint64_t>(parent.nkids);
-  for (int i = 0; i < parent.nkids; ++i) {
-    uts::Node kid;
-    t.child(parent, i, kid);
-    if (kid.nkids > 0) {
-      walk(t, kid, c);
-    } else {
-      ++c.leaves;
-      if (kid.height > c.depth) c.depth = kid.height;
-    }
-  }
-}
 
 uts::Counts count(const uts::Params& p) {
   const uts::Tree t(p);
   const uts::Node root = t.root();
   if (root.nkids == 0) return uts::lone_root();
   uts::Counts c{1, 0, 0, 0};
-  walk(t, root, c);
+  uts::walk(t, root, c);  // uts-serial's search
   return c;
 }
 
 uts::Params binomial(double b0, double q, long long m, long long r) {
-  uts::Params p;
-  p.type = uts::TreeType::binomial;
-  p.b0 = b0;
-  p.q = q;
-  p.m = m;
-  p.seed = r;
-  return p;
+  return {.type = uts::TreeType::binomial, .b0 = b0, .seed = r, .q = q, .m = m};
 }
 
 std::vector<std::uint8_t> bytes_of(const std::uint32_t h[5]) {
