@@ -371,7 +371,7 @@ def test_paired_ratio_per_round():
 
 def test_median_ci_is_the_sign_test_interval():
     """[x_(k), x_(n+1-k)] with the largest k whose binomial coverage is >= 95 %; none below 6 values."""
-    from plait_bench.suite import median_ci
+    from plait_bench.stats import median_ci
 
     assert median_ci([]) is None
     assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) is None  # [min, max] covers only 93.75 %

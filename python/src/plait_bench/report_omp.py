@@ -29,7 +29,8 @@ from .markdown import md_table
 from .plots import save_captioned, series_style
 from .registry import OMP_FRONTS, OmpFront, omp_lib_of
 from .runner import FAILED_STATUSES
-from .suite import Paired, median_ci, paired_ratio, per_round
+from .stats import median_ci
+from .suite import Paired, paired_ratio, per_round
 
 
 

@@ -20,15 +20,14 @@ the larger is fine); a lone numeric value is its own class ("0"); kernels withou
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 from .analysis import Cell, Dataset, Run, Summary, _num
 from .registry import compiler_of, runtime_of
+from .stats import median_ci
 
 SUITE_KERNELS = ("nqueens", "sort", "fft", "strassen", "sparselu", "health", "floorplan", "alignment", "fib")
 PEERS = ("tbb", "libomp", "gomp")
@@ -343,29 +342,6 @@ class Paired:
         if self.ci[0] > limit:
             return "above"
         return "undecided"
-
-
-def median_ci(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
-    """Distribution-free confidence interval for the median (the sign-test interval).
-
-    With the values sorted, [x_(k), x_(n+1-k)] (1-based) covers the population median with
-    probability 1 - 2 P(B <= k - 1), B ~ Binomial(n, 1/2), whatever the distribution. k is the
-    largest index whose coverage is still >= level. None when even [min, max] covers with less than
-    level (n <= 5 at 95 %). 9 rounds: [x_(2), x_(8)], 96.1 %; 25 rounds: [x_(8), x_(18)], 95.7 %.
-    """
-    v = sorted(values)
-    n = len(v)
-    # exact integer arithmetic: 1 - 2 S / 2^n >= level  <=>  2 S <= (1 - level) 2^n, S = sum C(n, i)
-    alpha = 1 - Fraction(level).limit_denominator(10**6)
-    k, tail = 0, 0
-    for j in range(n // 2 + 1):
-        tail += math.comb(n, j)  # now P(B <= j) 2^n
-        if 2 * tail > alpha * 2**n:
-            break
-        k = j + 1
-    if k == 0:
-        return None
-    return v[k - 1], v[n - k]
 
 
 def per_round(c: Cell, value: Callable[[Run], float | None] = lambda r: r.time_s) -> dict[int, float]:

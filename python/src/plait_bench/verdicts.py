@@ -35,7 +35,8 @@ from .analysis import Cell, Dataset, uts_points
 from .loops import lines as loop_lines
 from .registry import MPI_RUNTIMES, OMP_FRONTS
 from .report_ranks import family_of, place
-from .suite import RUNTIME_ORDER, clock_ghz, cost_table, cutoff_class, median_ci, round_ratios, runtime_of
+from .stats import median_ci
+from .suite import RUNTIME_ORDER, clock_ghz, cost_table, cutoff_class, round_ratios, runtime_of
 
 TIE = 0.03  # medians within 3 % of each other: a tie (the run-to-run spread of this 2-core host)
 GRAIN_END_FACTOR = 1.10  # a bathtub: both ends of the grain sweep at least 10 % slower than the best grain
@@ -99,7 +100,7 @@ def compare(mine: Cell, refs: list[Cell]) -> tuple[str, float | None, int]:
     """Mine against the fastest of refs, round by round (suite.per_round: the runs of one round lie
     close together in time): ("better" | "worse" | "tie" | "no data", the median ratio, rounds).
 
-    With 6 rounds or more the 95 % interval of the median ratio decides (suite.median_ci); below
+    With 6 rounds or more the 95 % interval of the median ratio decides (stats.median_ci); below
     that (a quick tour's 3) a side is taken only when every round agrees on it and the median is
     beyond TIE -- a quick tour's noise is a tie, not a verdict."""
     ratios = round_ratios(mine, refs)
