@@ -110,11 +110,15 @@ void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::u
           nullptr, 0);
 }
 
+void futex_wake(std::atomic<std::uint32_t>* addr, int n) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+}
+
 // Bumps the word and wakes up to n threads sleeping on it. release: pairs with the sleeper's
 // acquire load of the word: if it read this bump, what the waker did before is visible to it.
 static void bump_and_wake(std::atomic<std::uint32_t>* word, int n) noexcept {
   word->fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+  futex_wake(word, n);
 }
 
 void PoolSleep::init(unsigned workers) {

@@ -76,9 +76,14 @@ void unpark(Parked* e) noexcept;
 void announce_latch_sleeper(Worker* w, std::uint32_t wants) noexcept;
 void retract_latch_sleeper(Worker* w) noexcept;
 
-// Sleeps on *addr while it holds `expected`, until woken; limit_ns != 0: at most that long (the
-// sleeps of a pool with pollers, poll.cpp).
+// The runtime's one futex wrapper (process-private futexes) and its one monotonic clock; the
+// OpenMP locks (src/omp/api.cpp) and the trace's clock pairs (src/trace.cpp) use them too.
+// futex_wait sleeps on *addr while it holds `expected`, until woken; limit_ns != 0: at most that
+// long (the sleeps of a pool with pollers, poll.cpp). Counted in SleepCounts::futex_waits.
+// futex_wake wakes up to n threads sleeping on *addr.
 void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t limit_ns) noexcept;
+void futex_wake(std::atomic<std::uint32_t>* addr, int n) noexcept;
+// CLOCK_MONOTONIC in nanoseconds.
 std::uint64_t now_ns() noexcept;
 
 // An idle worker's sleep on its pool's `events` word, if no work is visible after it asked every

@@ -33,17 +33,11 @@
 
 namespace plait::detail {
 
-static std::uint64_t mono_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 static std::uint64_t trace_ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   return __rdtsc();
 #else
-  return mono_ns();
+  return now_ns();
 #endif
 }
 
@@ -69,7 +63,7 @@ void trace_init(Pool* p) {
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   p->trace.unix0 = static_cast<std::uint64_t>(rt.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(rt.tv_nsec);
-  p->trace.mono0 = mono_ns();
+  p->trace.mono0 = now_ns();
   p->trace.tsc0 = trace_ticks();
 }
 
@@ -136,7 +130,7 @@ void trace_df(Worker* w, trace::ev k, const void* node, const void* pred) noexce
 }
 
 static void write_out(Pool* p, const std::string& path, std::string* err, bool* ok) {
-  std::uint64_t tsc1 = trace_ticks(), mono1 = mono_ns();
+  std::uint64_t tsc1 = trace_ticks(), mono1 = now_ns();
   double ns_per_tick = tsc1 > p->trace.tsc0 ? static_cast<double>(mono1 - p->trace.mono0) /
                                                    static_cast<double>(tsc1 - p->trace.tsc0)
                                              : 1.0;

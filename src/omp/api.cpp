@@ -2,13 +2,11 @@
 //
 // Locks have the sizes gcc's omp.h fixes on this target: omp_lock_t 4 bytes (a futex word: 0 free,
 // 1 held, 2 held with waiters), omp_nest_lock_t 16 bytes (the word, a count, the owning task).
-// Setting a lock is not a task scheduling point: a waiting thread sleeps on the futex.
+// Setting a lock is not a task scheduling point: a waiting thread sleeps on the futex (the
+// runtime's futex_wait / futex_wake, src/sleep.hpp).
 #include "omp_internal.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -19,7 +17,7 @@ namespace plait::omp {
 namespace {
 
 struct Lock {
-  std::atomic<int> word;
+  std::atomic<std::uint32_t> word;  // 0 free, 1 held, 2 held with waiters (maybe)
 };
 static_assert(sizeof(Lock) == 4, "omp_lock_t is 4 bytes");
 struct NestLock {
@@ -30,12 +28,12 @@ struct NestLock {
 static_assert(sizeof(NestLock) == 16, "omp_nest_lock_t is 16 bytes");
 
 void lock_set(Lock* l) {
-  int c = 0;
+  std::uint32_t c = 0;
   // acquire: the critical section after the lock sees the previous holder's writes.
   if (l->word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;
   if (c != 2) c = l->word.exchange(2, std::memory_order_acquire);
   while (c != 0) {
-    syscall(SYS_futex, reinterpret_cast<int*>(&l->word), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+    detail::futex_wait(&l->word, 2, 0);
     c = l->word.exchange(2, std::memory_order_acquire);
   }
 }
@@ -44,12 +42,12 @@ void lock_unset(Lock* l) {
   // release: publishes the critical section to the next holder.
   if (l->word.fetch_sub(1, std::memory_order_release) != 1) {
     l->word.store(0, std::memory_order_release);
-    syscall(SYS_futex, reinterpret_cast<int*>(&l->word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    detail::futex_wake(&l->word, 1);
   }
 }
 
 bool lock_test(Lock* l) {
-  int c = 0;
+  std::uint32_t c = 0;
   // acquire: as lock_set.
   return l->word.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed);
 }
@@ -231,11 +229,7 @@ void omp_get_schedule(int* kind, int* chunk) {
   *chunk = t.icv.run_chunk < 1 ? (t.icv.run_sched == 1 ? 0 : 1) : static_cast<int>(t.icv.run_chunk);
 }
 
-double omp_get_wtime(void) {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double omp_get_wtime(void) { return static_cast<double>(plait::detail::now_ns()) * 1e-9; }
 double omp_get_wtick(void) {
   timespec ts;
   clock_getres(CLOCK_MONOTONIC, &ts);
