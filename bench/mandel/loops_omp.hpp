@@ -50,14 +50,7 @@ struct exec_omp {
       case variant::puretask_single: {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g)
 #pragma omp single
-        for (std::int64_t k = 0, m = fixed_chunks(n, g); k < m; ++k) {
-          const std::int64_t lo = k * g, hi = std::min(n, lo + g);
-#pragma omp task firstprivate(tp, bp, lo, hi)
-          {
-            tp->enter(omp_get_thread_num(), lo, hi);
-            (*bp)(lo, hi);
-          }
-        }
+        for (std::int64_t k = 0, m = fixed_chunks(n, g); k < m; ++k) chunk_task(k, n, g, tp, bp);
         break;
       }
       case variant::puretask_parallel: {
@@ -65,14 +58,7 @@ struct exec_omp {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g, m)
         {
 #pragma omp for schedule(static)
-          for (std::int64_t k = 0; k < m; ++k) {
-            const std::int64_t lo = k * g, hi = std::min(n, lo + g);
-#pragma omp task firstprivate(tp, bp, lo, hi)
-            {
-              tp->enter(omp_get_thread_num(), lo, hi);
-              (*bp)(lo, hi);
-            }
-          }
+          for (std::int64_t k = 0; k < m; ++k) chunk_task(k, n, g, tp, bp);
         }
         break;
       }
@@ -88,18 +74,12 @@ struct exec_omp {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, nt)
 #pragma omp single
 #pragma omp taskloop num_tasks(nt) firstprivate(tp, bp)
-          for (std::int64_t i = 0; i < n; ++i) {
-            tp->enter_iter(omp_get_thread_num(), i);
-            (*bp)(i, i + 1);
-          }
+          for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
         } else {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g)
 #pragma omp single
 #pragma omp taskloop grainsize(g) firstprivate(tp, bp)
-          for (std::int64_t i = 0; i < n; ++i) {
-            tp->enter_iter(omp_get_thread_num(), i);
-            (*bp)(i, i + 1);
-          }
+          for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
         }
         break;
       }
@@ -111,10 +91,7 @@ struct exec_omp {
       }
       case variant::ws_static: {
 #pragma omp parallel for schedule(static) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) {
-          tp->enter_iter(omp_get_thread_num(), i);
-          (*bp)(i, i + 1);
-        }
+        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
         break;
       }
       case variant::ws_dynamic: {
@@ -124,18 +101,12 @@ struct exec_omp {
           tr.expect(std::move(los));
         }
 #pragma omp parallel for schedule(dynamic, c) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) {
-          tp->enter_iter(omp_get_thread_num(), i);
-          (*bp)(i, i + 1);
-        }
+        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
         break;
       }
       case variant::ws_guided: {
 #pragma omp parallel for schedule(guided, c) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) {
-          tp->enter_iter(omp_get_thread_num(), i);
-          (*bp)(i, i + 1);
-        }
+        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
         break;
       }
       case variant::adaptive:
@@ -146,13 +117,29 @@ struct exec_omp {
   void stats(plait_bench::Record&) const {}
 
  private:
+  // The iterations [lo, hi) on this thread, told to the tracker as one chunk.
+  template <class B>
+  static void chunk(std::int64_t lo, std::int64_t hi, tracker* tp, B* bp) {
+    tp->enter(omp_get_thread_num(), lo, hi);
+    (*bp)(lo, hi);
+  }
+  // Iteration i on this thread, inside a construct that hides its chunks.
+  template <class B>
+  static void iteration(std::int64_t i, tracker* tp, B* bp) {
+    tp->enter_iter(omp_get_thread_num(), i);
+    (*bp)(i, i + 1);
+  }
+  // Chunk k of the fixed chunks of g iterations (puretask variants) as a task.
+  template <class B>
+  static void chunk_task(std::int64_t k, std::int64_t n, std::int64_t g, tracker* tp, B* bp) {
+    const std::int64_t lo = k * g, hi = std::min(n, lo + g);
+#pragma omp task firstprivate(tp, bp, lo, hi)
+    chunk(lo, hi, tp, bp);
+  }
   template <class B>
   static void recurse(std::int64_t lo, std::int64_t hi, std::int64_t g, tracker* tp, B* bp) {
     if (hi - lo <= g) {
-      if (hi > lo) {
-        tp->enter(omp_get_thread_num(), lo, hi);
-        (*bp)(lo, hi);
-      }
+      if (hi > lo) chunk(lo, hi, tp, bp);
       return;
     }
     const std::int64_t mid = lo + (hi - lo) / 2;

@@ -26,6 +26,7 @@
 
 #include "common/plait_counters.hpp"
 #include "mandel/loops.hpp"
+#include "mandel/loops_task_group.hpp"
 
 namespace loops {
 
@@ -77,50 +78,30 @@ struct exec_plait {
       body(lo, hi);
     };
     const spec s = s_;
+#if PLAIT_BENCH_HAVE_LOOPS
+    // every variant but the puretask ones is one parallel_for_chunks with the variant's partition
+    auto chunks = [&](auto partition) { plait::parallel_for_chunks(0, n, chunk, partition); };
+#endif
     pool_->run([&] {
       switch (s.v) {
-        case variant::puretask_single: {
-          plait::task_group g;
-          for (std::int64_t k = 0, m = fixed_chunks(n, s.grain); k < m; ++k) {
-            const std::int64_t lo = k * s.grain, hi = std::min(n, lo + s.grain);
-            g.run([&chunk, lo, hi] { chunk(lo, hi); });
-          }
-          g.wait();
-          break;
-        }
+        case variant::puretask_single: chunk_tasks_single<plait::task_group>(chunk, n, s.grain); break;
 #if PLAIT_BENCH_HAVE_LOOPS
         case variant::puretask_parallel: {
           plait::task_group g;
           plait::parallel_for(
-              0, fixed_chunks(n, s.grain),
-              [&](std::int64_t k) {
-                const std::int64_t lo = k * s.grain, hi = std::min(n, lo + s.grain);
-                g.run([&chunk, lo, hi] { chunk(lo, hi); });
-              },
+              0, fixed_chunks(n, s.grain), [&](std::int64_t k) { run_chunk(g, chunk, k, n, s.grain); },
               plait::static_partition());
           g.wait();
           break;
         }
         case variant::taskloop_linear:
-          plait::parallel_for_chunks(0, n, chunk,
-                                     s.num_tasks > 0 ? plait::taskloop_num_tasks(s.num_tasks)
-                                                     : plait::taskloop_grainsize(s.grain));
+          chunks(s.num_tasks > 0 ? plait::taskloop_num_tasks(s.num_tasks) : plait::taskloop_grainsize(s.grain));
           break;
-        case variant::taskloop_recursive:
-          plait::parallel_for_chunks(0, n, chunk, plait::recursive_partition(s.grain));
-          break;
-        case variant::ws_static:
-          plait::parallel_for_chunks(0, n, chunk, plait::static_partition());
-          break;
-        case variant::ws_dynamic:
-          plait::parallel_for_chunks(0, n, chunk, plait::dynamic_partition(s.chunk));
-          break;
-        case variant::ws_guided:
-          plait::parallel_for_chunks(0, n, chunk, plait::guided_partition(s.chunk));
-          break;
-        case variant::adaptive:
-          plait::parallel_for_chunks(0, n, chunk, plait::adaptive_partition());
-          break;
+        case variant::taskloop_recursive: chunks(plait::recursive_partition(s.grain)); break;
+        case variant::ws_static: chunks(plait::static_partition()); break;
+        case variant::ws_dynamic: chunks(plait::dynamic_partition(s.chunk)); break;
+        case variant::ws_guided: chunks(plait::guided_partition(s.chunk)); break;
+        case variant::adaptive: chunks(plait::adaptive_partition()); break;
 #endif
         default:
           throw plait_bench::usage_error("variant " + loops::name(s.v) + " is not available in this build");

@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "mandel/loops.hpp"
+#include "mandel/loops_task_group.hpp"
 
 namespace loops {
 
@@ -53,24 +54,13 @@ struct exec_tbb {
     const spec s = s_;
     arena_->execute([&] {
       switch (s.v) {
-        case variant::puretask_single: {
-          tbb::task_group g;
-          for (std::int64_t k = 0, m = fixed_chunks(n, s.grain); k < m; ++k) {
-            const std::int64_t lo = k * s.grain, hi = std::min(n, lo + s.grain);
-            g.run([&chunk, lo, hi] { chunk(lo, hi); });
-          }
-          g.wait();
-          break;
-        }
+        case variant::puretask_single: chunk_tasks_single<tbb::task_group>(chunk, n, s.grain); break;
         case variant::puretask_parallel: {
           tbb::task_group g;
           tbb::parallel_for(
               range(0, fixed_chunks(n, s.grain), 1),
               [&](const range& ks) {
-                for (std::int64_t k = ks.begin(); k != ks.end(); ++k) {
-                  const std::int64_t lo = k * s.grain, hi = std::min(n, lo + s.grain);
-                  g.run([&chunk, lo, hi] { chunk(lo, hi); });
-                }
+                for (std::int64_t k = ks.begin(); k != ks.end(); ++k) run_chunk(g, chunk, k, n, s.grain);
               },
               tbb::static_partitioner());
           g.wait();
