@@ -1,9 +1,11 @@
 // miniAMR proxy: mesh, refinement, ghost exchange, stencil, checksums, options (see common.hpp).
 #include "amr/common.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -140,39 +142,46 @@ void add_options(plait_bench::Cli& cli, Options& o, int argc, char** argv) {
   cli.add_flag("inject-error", &o.inject_error, "testing only: corrupt one value after the run (must exit 1)");
 }
 
+namespace {
+// What a preset other than "default" sets: one object, one root block (init_x/y/z = 1) and these
+// values; every other option keeps its value.
+struct Preset {
+  std::string_view name;
+  long long cells;  // nx = ny = nz
+  long long num_refine, max_blocks, num_vars, comm_vars, num_tsteps, stages_per_ts, checksum_freq, refine_freq;
+  const char* object;
+};
+constexpr Preset presets[] = {
+    {.name = "small", .cells = 4, .num_refine = 3, .max_blocks = 1000, .num_vars = 4, .comm_vars = 2,
+     .num_tsteps = 6, .stages_per_ts = 4, .checksum_freq = 2, .refine_freq = 1,
+     .object = "2 0 0.15 0.2 0.25 0.12 0.1 0.08 0.22 0.22 0.22 0 0 0"},
+    {.name = "study003", .cells = 16, .num_refine = 4, .max_blocks = 3000, .num_vars = 40, .comm_vars = 10,
+     .num_tsteps = 20, .stages_per_ts = 40, .checksum_freq = 5, .refine_freq = 5,
+     .object = "2 0 -1.1 -1.1 -1.1 0.060 0.060 0.060 1.1 1.1 1.1 0.0 0.0 0.0"},
+};
+}  // namespace
+
 bool apply_preset(std::string_view name, Options& o) {
   if (name == "default") {
     Options d;
     d.variant = o.variant;
     o = d;
-  } else if (name == "small") {
-    o.nx = o.ny = o.nz = 4;
-    o.init_x = o.init_y = o.init_z = 1;
-    o.num_refine = 3;
-    o.max_blocks = 1000;
-    o.num_vars = 4;
-    o.comm_vars = 2;
-    o.num_tsteps = 6;
-    o.stages_per_ts = 4;
-    o.checksum_freq = 2;
-    o.refine_freq = 1;
-    o.num_objects = 1;
-    o.object = "2 0 0.15 0.2 0.25 0.12 0.1 0.08 0.22 0.22 0.22 0 0 0";
-  } else if (name == "study003") {
-    o.nx = o.ny = o.nz = 16;
-    o.init_x = o.init_y = o.init_z = 1;
-    o.num_refine = 4;
-    o.max_blocks = 3000;
-    o.num_vars = 40;
-    o.comm_vars = 10;
-    o.num_tsteps = 20;
-    o.stages_per_ts = 40;
-    o.checksum_freq = 5;
-    o.refine_freq = 5;
-    o.num_objects = 1;
-    o.object = "2 0 -1.1 -1.1 -1.1 0.060 0.060 0.060 1.1 1.1 1.1 0.0 0.0 0.0";
   } else {
-    return false;
+    const Preset* p =
+        std::find_if(std::begin(presets), std::end(presets), [name](const Preset& q) { return q.name == name; });
+    if (p == std::end(presets)) return false;
+    o.nx = o.ny = o.nz = p->cells;
+    o.init_x = o.init_y = o.init_z = 1;
+    o.num_refine = p->num_refine;
+    o.max_blocks = p->max_blocks;
+    o.num_vars = p->num_vars;
+    o.comm_vars = p->comm_vars;
+    o.num_tsteps = p->num_tsteps;
+    o.stages_per_ts = p->stages_per_ts;
+    o.checksum_freq = p->checksum_freq;
+    o.refine_freq = p->refine_freq;
+    o.num_objects = 1;
+    o.object = p->object;
   }
   o.preset = std::string(name);
   return true;
