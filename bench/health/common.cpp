@@ -167,25 +167,33 @@ static void put_in_hosp(hospital& h, patient* p, const input& in) {
   }
 }
 
-void check_inside(village* v) {
-  patient* p = v->hosp.inside.head;
+// Calls f(cur) on every patient cur of l, in order; f may take cur off l.
+template <class F>
+static void each_patient(plist& l, F f) {
+  patient* p = l.head;
   while (p) {
     patient* cur = p;
     p = p->forward;
-    if (--cur->time_left == 0) {
-      v->hosp.free_personnel++;
-      v->hosp.inside.remove(cur);
-      v->population.add(cur);
-    }
+    f(cur);
   }
 }
 
+// cur leaves the hospital's list `from` for the village's population; a member of staff is free again.
+static void discharge(village* v, plist& from, patient* cur) {
+  v->hosp.free_personnel++;
+  from.remove(cur);
+  v->population.add(cur);
+}
+
+void check_inside(village* v) {
+  each_patient(v->hosp.inside, [v](patient* cur) {
+    if (--cur->time_left == 0) discharge(v, v->hosp.inside, cur);
+  });
+}
+
 void check_assess(village* v, const input& in) {
-  patient* p = v->hosp.assess.head;
-  while (p) {
-    patient* cur = p;
-    p = p->forward;
-    if (--cur->time_left != 0) continue;
+  each_patient(v->hosp.assess, [v, &in](patient* cur) {
+    if (--cur->time_left != 0) return;
     if (my_rand(&cur->seed) < in.convalescence_p) {
       if (my_rand(&cur->seed) > in.realloc_p || v->level == in.levels) {
         v->hosp.assess.remove(cur);
@@ -199,18 +207,13 @@ void check_assess(village* v, const input& in) {
         v->back->hosp.realloc.add(cur);
       }
     } else {
-      v->hosp.free_personnel++;
-      v->hosp.assess.remove(cur);
-      v->population.add(cur);
+      discharge(v, v->hosp.assess, cur);
     }
-  }
+  });
 }
 
 void check_waiting(village* v, const input& in) {
-  patient* p = v->hosp.waiting.head;
-  while (p) {
-    patient* cur = p;
-    p = p->forward;
+  each_patient(v->hosp.waiting, [v, &in](patient* cur) {
     if (v->hosp.free_personnel > 0) {
       v->hosp.free_personnel--;
       cur->time_left = in.assess_time;
@@ -220,7 +223,7 @@ void check_waiting(village* v, const input& in) {
     } else {
       cur->time++;
     }
-  }
+  });
 }
 
 void check_realloc(village* v, const input& in) {
