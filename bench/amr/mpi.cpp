@@ -577,10 +577,9 @@ unsigned long long run_task2(DistSim& s, plait::mpi::progress& mp, long long win
 int main(int argc, char** argv) {
   // MULTIPLE where the library has it: task-2's tasks start their operations on any worker. (The
   // checks below depend on the options and the rank count only: every rank reaches the same verdict.)
-  const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_MULTIPLE);
-  if (!mpi.ok) return 3;
-  const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
-  return plait_bench::mpi_main_guard(mpi, "amr", argc, argv, [&](plait_bench::Cli& cli, plait_bench::MpiAgreement& agree) {
+  using plait_bench::Cli, plait_bench::MpiAgreement, plait_bench::MpiStart;
+  return plait_bench::mpi_main(argc, argv, MPI_THREAD_MULTIPLE, "amr", [&](Cli& cli, MpiAgreement& agree, const MpiStart& mpi) {
+    const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
     amr::Options o;
     long long window = 1;
     amr::add_options(cli, o, argc, argv);

@@ -142,4 +142,13 @@ inline int mpi_main_guard(const MpiStart& s, const std::string& kernel, int argc
   return agree.finish(kernel + "-" + this_runtime(), rc, message);
 }
 
+// An MPI program's whole main: MPI started at thread level `level` (mpi_start; exit 3 when a rank
+// other than 0 cannot silence its output), then body(cli, agreement, start) under mpi_main_guard.
+inline int mpi_main(int& argc, char**& argv, int level, const std::string& kernel,
+                    const std::function<void(Cli&, MpiAgreement&, const MpiStart&)>& body) {
+  const MpiStart s = mpi_start(argc, argv, level);
+  if (!s.ok) return 3;
+  return mpi_main_guard(s, kernel, argc, argv, [&](Cli& cli, MpiAgreement& agree) { body(cli, agree, s); });
+}
+
 }  // namespace plait_bench

@@ -416,10 +416,9 @@ struct Search {
 int main(int argc, char** argv) {
   // SERIALIZED: in the hybrid mode the workers of the rank's pool make the MPI calls of a round,
   // one at a time (Search::look).
-  const plait_bench::MpiStart mpi = plait_bench::mpi_start(argc, argv, MPI_THREAD_SERIALIZED);
-  if (!mpi.ok) return 3;
-  const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
-  return plait_bench::mpi_main_guard(mpi, "uts", argc, argv, [&](plait_bench::Cli& cli, plait_bench::MpiAgreement& agree) {
+  using plait_bench::Cli, plait_bench::MpiAgreement, plait_bench::MpiStart;
+  return plait_bench::mpi_main(argc, argv, MPI_THREAD_SERIALIZED, "uts", [&](Cli& cli, MpiAgreement& agree, const MpiStart& mpi) {
+    const int provided = mpi.provided, rank = mpi.rank, size = mpi.size;
     long long chunk = 20, poll = 16, delay = 0, poll_us = 100;
     bool hybrid = false;
     cli.add_int("chunk", &chunk, 1, 1 << 20, "nodes a victim sends per steal (at most half its stack)");
