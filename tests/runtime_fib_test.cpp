@@ -8,14 +8,8 @@ namespace {
 
 class Fib : public plait_test::Workers {};
 
-long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
-
-long fib_spawn(int n) {
-  if (n < 2) return n;
-  auto a = plait::spawn([n] { return fib_spawn(n - 1); });
-  long b = fib_spawn(n - 2);
-  return a.join() + b;
-}
+using plait_test::fib_serial;
+using plait_test::fib_spawn;
 
 long fib_join(int n) {
   if (n < 2) return n;

@@ -524,11 +524,7 @@ std::uint64_t node(plait::frame f, const Prog* p, std::uint64_t id, unsigned dep
   }
 }
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int programs = 40;
-#else
-constexpr int programs = 300;
-#endif
+constexpr int programs = plait_test::sanitized ? 40 : 300;
 
 TEST_P(Frame, RandomMixedProgramsRunEveryNodeOnce) {
   for (int s = 0; s < programs; ++s) {

@@ -55,11 +55,7 @@ class Loops : public ::testing::TestWithParam<Param> {
   std::unique_ptr<plait::pool> pool_;
 };
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int ranges = 8;
-#else
-constexpr int ranges = 40;
-#endif
+constexpr int ranges = plait_test::sanitized ? 8 : 40;
 
 TEST_P(Loops, EveryIndexExactlyOnce) {
   std::mt19937_64 rng(std::get<0>(GetParam()) * 31 + static_cast<unsigned>(std::get<1>(GetParam())));

@@ -137,21 +137,12 @@ class Watchdog {
 
 // ---- Pools ------------------------------------------------------------------------------------
 
-struct Policy {
-  const char* name;
-  plait::steal_policy steal;
-  std::size_t chunk;
-};
+using plait_test::make_pool;
+using Policy = plait_test::StealPolicy;
 const Policy policies[] = {{"one", plait::steal_policy::one, 8},
                            {"chunk4", plait::steal_policy::chunk, 4},
                            {"half", plait::steal_policy::half, 8},
                            {"adaptive", plait::steal_policy::adaptive, 8}};
-
-// Designated initialisers: they keep compiling if the policy fields become std::optional.
-std::unique_ptr<plait::pool> make_pool(unsigned workers, const Policy& p) {
-  return std::make_unique<plait::pool>(
-      plait::pool_options{.num_workers = workers, .steal = p.steal, .steal_chunk = p.chunk});
-}
 
 // Work that the compiler cannot remove: about a nanosecond per iteration.
 void spin(unsigned iterations) {
@@ -835,11 +826,7 @@ std::uint64_t run_node(MixRun& r, std::uint64_t id, unsigned depth, Outer* out) 
 
 // ---- The random-program test ------------------------------------------------------------------
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int default_programs = 300;  // fewer under the sanitizers; the shapes are the same
-#else
-constexpr int default_programs = 1000;
-#endif
+constexpr int default_programs = plait_test::sanitized ? 300 : 1000;
 constexpr std::uint64_t min_program_tasks = 16, max_program_tasks = 10000;
 
 int programs_per_instance() {
@@ -936,11 +923,7 @@ INSTANTIATE_TEST_SUITE_P(Runtime, MixPrograms,
 // its spawn and its join, no cycle, no task that joins itself). Exceptions and cancellation are in
 // the sample too: a skipped task is simply absent. PLAIT_MIX_TRACED=N traces N programs per
 // parameter instead (soak runs).
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int traced_programs = 15;
-#else
-constexpr int traced_programs = 60;
-#endif
+constexpr int traced_programs = plait_test::sanitized ? 15 : 60;
 
 class MixTraces : public ::testing::TestWithParam<MixParam> {
  protected:
@@ -1007,14 +990,25 @@ class MixRegress : public ::testing::TestWithParam<unsigned> {
       return name + " (repetition " + std::to_string(rep.load()) + ")";
     });
   }
+  // Regressions (1), (1b) and (2): `reps` repetitions of a root that runs one group child and one
+  // other task (a join's arm or a spawn); after each, both must have run exactly once.
+  void child_and_other_run_once(const std::function<void(std::atomic<int>&, std::atomic<int>&)>& root);
   std::unique_ptr<plait::pool> pool_;
 };
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int reps = 200;
-#else
-constexpr int reps = 2000;
-#endif
+constexpr int reps = plait_test::sanitized ? 200 : 2000;
+
+void MixRegress::child_and_other_run_once(
+    const std::function<void(std::atomic<int>&, std::atomic<int>&)>& root) {
+  std::atomic<int> rep{0};
+  auto g_ = guard(rep);
+  for (; rep < reps; ++rep) {
+    std::atomic<int> child{0}, other{0};
+    pool().run([&] { root(child, other); });
+    ASSERT_EQ(child.load(), 1) << "repetition " << rep.load();
+    ASSERT_EQ(other.load(), 1) << "repetition " << rep.load();
+  }
+}
 
 // A few microseconds of work: long enough for a thief to take the other arm or the child.
 void work() { spin(2000); }
@@ -1022,43 +1016,29 @@ void work() { spin(2000); }
 // (1) The child is added from the first arm of a join: it lands on the deque above the join's
 // own spawned arm. The join must still find its arm, and the child must run once.
 TEST_P(MixRegress, ChildAddedInsideJoinArmRunsOnce) {
-  std::atomic<int> rep{0};
-  auto g_ = guard(rep);
-  for (; rep < reps; ++rep) {
-    std::atomic<int> child{0}, other{0};
-    pool().run([&] {
-      plait::task_group g;
-      plait::join([&] { g.run([&] { child.fetch_add(1); }); },
-                  [&] {
-                    work();
-                    other.fetch_add(1);
-                  });
-      g.wait();
-    });
-    ASSERT_EQ(child.load(), 1) << "repetition " << rep.load();
-    ASSERT_EQ(other.load(), 1) << "repetition " << rep.load();
-  }
+  child_and_other_run_once([](std::atomic<int>& child, std::atomic<int>& other) {
+    plait::task_group g;
+    plait::join([&] { g.run([&] { child.fetch_add(1); }); },
+                [&] {
+                  work();
+                  other.fetch_add(1);
+                });
+    g.wait();
+  });
 }
 
 // (1b) A child added to a group above an unjoined spawn, the spawn joined before the wait.
 TEST_P(MixRegress, ChildAddedAboveUnjoinedSpawnRunsOnce) {
-  std::atomic<int> rep{0};
-  auto g_ = guard(rep);
-  for (; rep < reps; ++rep) {
-    std::atomic<int> child{0}, spawned{0};
-    pool().run([&] {
-      plait::task_group g;
-      auto h = plait::spawn([&] {
-        work();
-        return spawned.fetch_add(1) + 1;
-      });
-      g.run([&] { child.fetch_add(1); });
-      EXPECT_EQ(h.join(), 1);
-      g.wait();
+  child_and_other_run_once([](std::atomic<int>& child, std::atomic<int>& spawned) {
+    plait::task_group g;
+    auto h = plait::spawn([&] {
+      work();
+      return spawned.fetch_add(1) + 1;
     });
-    ASSERT_EQ(child.load(), 1) << "repetition " << rep.load();
-    ASSERT_EQ(spawned.load(), 1) << "repetition " << rep.load();
-  }
+    g.run([&] { child.fetch_add(1); });
+    EXPECT_EQ(h.join(), 1);
+    g.wait();
+  });
 }
 
 // (1c) The default (adaptive) loop splits with spawn/join; its body adds children to a group
@@ -1086,24 +1066,17 @@ TEST_P(MixRegress, AdaptiveLoopBodyAddsChildrenToEnclosingGroup) {
 
 // (2) The group waits while a spawn above its child is not joined yet.
 TEST_P(MixRegress, GroupWaitUnderUnjoinedSpawn) {
-  std::atomic<int> rep{0};
-  auto g_ = guard(rep);
-  for (; rep < reps; ++rep) {
-    std::atomic<int> child{0}, spawned{0};
-    pool().run([&] {
-      plait::task_group g;
-      g.run([&] { child.fetch_add(1); });
-      auto h = plait::spawn([&] {
-        work();
-        spawned.fetch_add(1);
-      });
-      g.wait();
-      EXPECT_EQ(child.load(), 1);
-      h.join();
+  child_and_other_run_once([](std::atomic<int>& child, std::atomic<int>& spawned) {
+    plait::task_group g;
+    g.run([&] { child.fetch_add(1); });
+    auto h = plait::spawn([&] {
+      work();
+      spawned.fetch_add(1);
     });
-    ASSERT_EQ(child.load(), 1) << "repetition " << rep.load();
-    ASSERT_EQ(spawned.load(), 1) << "repetition " << rep.load();
-  }
+    g.wait();
+    EXPECT_EQ(child.load(), 1);
+    h.join();
+  });
 }
 
 // (3) A short-lived dataflow region: created, waited and destroyed 3000 times in a row, so the

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -15,14 +16,8 @@ namespace {
 
 class Pools : public plait_test::Workers {};
 
-long fib_ref(int n) { return n < 2 ? n : fib_ref(n - 1) + fib_ref(n - 2); }
-
-long fib(int n) {
-  if (n < 2) return n;
-  auto a = plait::spawn([n] { return fib(n - 1); });
-  long b = fib(n - 2);
-  return a.join() + b;
-}
+using plait_test::fib_serial;
+using plait_test::fib_spawn;
 
 TEST_P(Pools, ConcurrentRunFromExternalThreads) {
   std::vector<std::thread> ts;
@@ -30,7 +25,7 @@ TEST_P(Pools, ConcurrentRunFromExternalThreads) {
   for (int t = 0; t < 6; ++t)
     ts.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i)
-        if (pool().run([n = 12 + (t + i) % 8] { return fib(n); }) == fib_ref(12 + (t + i) % 8)) ok++;
+        if (pool().run([n = 12 + (t + i) % 8] { return fib_spawn(n); }) == fib_serial(12 + (t + i) % 8)) ok++;
     });
   for (auto& th : ts) th.join();
   EXPECT_EQ(ok.load(), 6 * 20);
@@ -53,7 +48,7 @@ TEST_P(Pools, WorkerIndexInRange) {
 
 TEST_P(Pools, IdlePoolUsesAlmostNoCpu) {
   if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
-  EXPECT_EQ(pool().run([] { return fib(18); }), 2584);
+  EXPECT_EQ(pool().run([] { return fib_spawn(18); }), 2584);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the workers reach sleep
   auto cpu = [] {
     rusage u{};
@@ -79,11 +74,7 @@ TEST_P(Pools, IdlePoolUsesAlmostNoCpu) {
 // after A returns, so A does not wait there and the test checks the roots alone.
 TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
   if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-  const int rounds = 60;
-#else
-  const int rounds = 300;
-#endif
+  const int rounds = plait_test::sanitized ? 60 : 300;
   std::uint64_t x = 0x9E3779B97F4A7C15ull * (GetParam() + 1);
   int timeouts = 0;
   for (int r = 0; r < rounds; ++r) {
@@ -108,7 +99,7 @@ TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
         });
       }
       g.wait();
-      return fib(12);
+      return fib_spawn(12);
     });
     EXPECT_EQ(v, 144);
     EXPECT_TRUE(b_started.load());
@@ -119,13 +110,13 @@ TEST_P(Pools, NoLostWakeUpAfterRandomPauses) {
 
 TEST_P(Pools, CountersAreReadableAndResettable) {
   pool().reset_counters();
-  pool().run([] { return fib(15); });
+  pool().run([] { return fib_spawn(15); });
   auto per = pool().counters();
   ASSERT_EQ(per.size(), GetParam());
 #if PLAIT_COUNTERS
   plait::worker_counters t;
   for (auto& c : per) t += c;
-  EXPECT_EQ(t.spawns, 986u);  // fib(15) spawns once per call with n >= 2
+  EXPECT_EQ(t.spawns, 986u);  // fib_spawn(15) spawns once per call with n >= 2
   pool().reset_counters();
   EXPECT_EQ(pool().total_counters().spawns, 0u);
 #endif
@@ -136,14 +127,14 @@ INSTANTIATE_TEST_SUITE_P(Runtime, Pools, plait_test::worker_counts, plait_test::
 TEST(Pool, SeveralPoolsAtOnce) {
   plait::pool a({.num_workers = 2});
   plait::pool b({.num_workers = 3});
-  std::thread t([&] { EXPECT_EQ(b.run([] { return fib(20); }), 6765); });
-  EXPECT_EQ(a.run([] { return fib(20); }), 6765);
+  std::thread t([&] { EXPECT_EQ(b.run([] { return fib_spawn(20); }), 6765); });
+  EXPECT_EQ(a.run([] { return fib_spawn(20); }), 6765);
   t.join();
 }
 
 TEST(Pool, PinnedAndSpinningPoolsWork) {
   plait::pool p({.num_workers = 2, .pin = plait::pin_policy::cores, .idle = plait::idle_policy::spin});
-  EXPECT_EQ(p.run([] { return fib(20); }), 6765);
+  EXPECT_EQ(p.run([] { return fib_spawn(20); }), 6765);
 }
 
 TEST(Pool, DoubleJoinThrows) {
@@ -169,18 +160,24 @@ TEST(PoolDeathTest, FailedInvariantCheckAbortsWithItsCondition) {
 }
 #endif
 
-TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
+// A death test: `root`, run on a pool with options `o`, must abort the process with a message
+// that matches `message`.
+void expect_root_aborts(const plait::pool_options& o, const std::function<void()>& root, const char* message) {
   EXPECT_DEATH(
       {
-        plait::pool p({.num_workers = 1});
-        p.run([] {
-          auto a = plait::spawn([] { return 1; });
-          auto b = plait::spawn([] { return 2; });
-          a.join();  // wrong: b is newer
-          b.join();
-        });
+        plait::pool p(o);
+        p.run(root);
       },
-      "join order violated");
+      message);
+}
+
+TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
+  expect_root_aborts({.num_workers = 1}, [] {
+    auto a = plait::spawn([] { return 1; });
+    auto b = plait::spawn([] { return 2; });
+    a.join();  // wrong: b is newer
+    b.join();
+  }, "join order violated");
 }
 
 // A join by a task other than the spawner. Run on the spawner's worker right above the handle
@@ -189,95 +186,72 @@ TEST(PoolDeathTest, NonLifoJoinAbortsWithAMessage) {
 // PLAIT_CHECK_JOINS: debug builds). On another worker, or below, the join's own check catches it
 // in every build (JoinByAStolenGroupChildAborts).
 #if PLAIT_CHECK_JOINS
+const char* const wrong_joiner = "joined a spawn_handle of the task that created it";
+
 TEST(PoolDeathTest, JoinByAGroupChildRunInPlaceAborts) {
-  EXPECT_DEATH(
-      {
-        plait::pool p({.num_workers = 1});
-        p.run([] {
-          auto h = plait::spawn([] { return 1; });
-          plait::task_group g;
-          g.run([&] { (void)h.join(); });  // wrong: the group child did not spawn h
-          g.wait();
-        });
-      },
-      "joined a spawn_handle of the task that created it");
+  expect_root_aborts({.num_workers = 1}, [] {
+    auto h = plait::spawn([] { return 1; });
+    plait::task_group g;
+    g.run([&] { (void)h.join(); });  // wrong: the group child did not spawn h
+    g.wait();
+  }, wrong_joiner);
 }
 
 TEST(PoolDeathTest, JoinByAThrottledGroupChildAborts) {
-  EXPECT_DEATH(
-      {
-        plait::pool p({.num_workers = 1, .group_throttle = 1});
-        p.run([] {
-          auto h0 = plait::spawn([] { return 0; });
-          auto h = plait::spawn([] { return 1; });
-          plait::task_group g;
-          g.run([] {});
-          g.run([&] { (void)h.join(); });  // over the throttle: runs at once, right above h
-          g.wait();
-          (void)h0.join();
-        });
-      },
-      "joined a spawn_handle of the task that created it");
+  expect_root_aborts({.num_workers = 1, .group_throttle = 1}, [] {
+    auto h0 = plait::spawn([] { return 0; });
+    auto h = plait::spawn([] { return 1; });
+    plait::task_group g;
+    g.run([] {});
+    g.run([&] { (void)h.join(); });  // over the throttle: runs at once, right above h
+    g.wait();
+    (void)h0.join();
+  }, wrong_joiner);
 }
 
 TEST(PoolDeathTest, JoinByALoopBodyAborts) {
-  EXPECT_DEATH(
-      {
-        plait::pool p({.num_workers = 1});
-        p.run([] {
-          auto h = plait::spawn([] { return 1; });
-          plait::parallel_for(0, 1, [&](std::int64_t) { (void)h.join(); }, plait::static_partition());
-        });
-      },
-      "joined a spawn_handle of the task that created it");
+  expect_root_aborts({.num_workers = 1}, [] {
+    auto h = plait::spawn([] { return 1; });
+    plait::parallel_for(0, 1, [&](std::int64_t) { (void)h.join(); }, plait::static_partition());
+  }, wrong_joiner);
 }
 
 TEST(PoolDeathTest, JoinByAGroupChildThatRefillsTheSlotAborts) {
   // After the wrong join the child adds a child of its own, which lands in the handle's slot and
   // leaves the head where it started: the slot's content shows it.
-  EXPECT_DEATH(
-      {
-        plait::pool p({.num_workers = 1});
-        p.run([] {
-          auto h = plait::spawn([] { return 1; });
-          plait::task_group g, g2;
-          g.run([&] {
-            (void)h.join();
-            g2.run([] {});
-          });
-          g.wait();
-          g2.wait();
-        });
-      },
-      "joined a spawn_handle of the task that created it");
+  expect_root_aborts({.num_workers = 1}, [] {
+    auto h = plait::spawn([] { return 1; });
+    plait::task_group g, g2;
+    g.run([&] {
+      (void)h.join();
+      g2.run([] {});
+    });
+    g.wait();
+    g2.wait();
+  }, wrong_joiner);
 }
 #endif
 
 // The group child runs on the other worker (added before the handle, it is the oldest slot: the
 // idle worker steals it): the join's own compare refuses it, in every build.
 TEST(PoolDeathTest, JoinByAStolenGroupChildAborts) {
-  EXPECT_DEATH(
-      {
-        plait::pool p({.num_workers = 2});
-        p.run([] {
-          auto body = [] { return 1; };
-          std::atomic<plait::spawn_handle<decltype(body)>*> hp{nullptr};
-          plait::task_group g;
-          g.run([&] {
-            plait::spawn_handle<decltype(body)>* h = nullptr;
-            while ((h = hp.load()) == nullptr) {
-            }
-            (void)h->join();
-          });
-          auto h = plait::spawn(body);
-          hp.store(&h);
-          for (;;) {  // spawns publish for the idle worker's request; the thief's join aborts the process
-            auto x = plait::spawn([] {});
-            x.join();
-          }
-        });
-      },
-      "not among the unjoined spawns");
+  expect_root_aborts({.num_workers = 2}, [] {
+    auto body = [] { return 1; };
+    std::atomic<plait::spawn_handle<decltype(body)>*> hp{nullptr};
+    plait::task_group g;
+    g.run([&] {
+      plait::spawn_handle<decltype(body)>* h = nullptr;
+      while ((h = hp.load()) == nullptr) {
+      }
+      (void)h->join();
+    });
+    auto h = plait::spawn(body);
+    hp.store(&h);
+    for (;;) {  // spawns publish for the idle worker's request; the thief's join aborts the process
+      auto x = plait::spawn([] {});
+      x.join();
+    }
+  }, "not among the unjoined spawns");
 }
 
 }  // namespace

@@ -18,15 +18,8 @@
 
 namespace {
 
-using plait_test::RandomTree;
-using plait_test::TreeResult;
 
-struct Policy {
-  const char* name;
-  plait::steal_policy p;
-  std::size_t k;
-};
-const Policy policies[] = {{"one", plait::steal_policy::one, 1},
+const plait_test::StealPolicy policies[] = {{"one", plait::steal_policy::one, 1},
                            {"chunk4", plait::steal_policy::chunk, 4},
                            {"chunk64", plait::steal_policy::chunk, 64},
                            {"half", plait::steal_policy::half, 1},
@@ -37,37 +30,17 @@ using Param = std::tuple<unsigned, int>;
 class Steal : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    const Policy& p = policies[std::get<1>(GetParam())];
-    plait::pool_options o{.num_workers = std::get<0>(GetParam())};
-    o.steal = p.p;
-    o.steal_chunk = p.k;
-    pool_ = std::make_unique<plait::pool>(o);
+    pool_ = plait_test::make_pool(std::get<0>(GetParam()), policies[std::get<1>(GetParam())]);
   }
   plait::pool& pool() { return *pool_; }
   std::unique_ptr<plait::pool> pool_;
 };
 
-using plait_test::spawn_tree;
-std::atomic<std::uint64_t>& executed = plait_test::tree_tasks_run;
-
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int trees = 150;
-constexpr int flat_n = 5000;
-#else
-constexpr int trees = 1500;
-constexpr int flat_n = 100000;
-#endif
+constexpr int trees = plait_test::sanitized ? 150 : 1500;
+constexpr int flat_n = plait_test::sanitized ? 5000 : 100000;
 
 TEST_P(Steal, RandomSpawnTreesRunEveryTaskOnce) {
-  for (int s = 0; s < trees; ++s) {
-    RandomTree t{plait_test::mix(static_cast<std::uint64_t>(s) + 11), 4u + static_cast<unsigned>(s % 6),
-                 2u + static_cast<unsigned>(s % 4)};
-    TreeResult want = plait_test::serial_tree(t, 1, 0);
-    executed = 0;
-    TreeResult got = pool().run([&] { return spawn_tree(t, 1, 0); });
-    ASSERT_EQ(got, want) << "seed " << s;
-    ASSERT_EQ(executed.load(), want.nodes) << "seed " << s << ": a task ran twice or never";
-  }
+  EXPECT_TRUE(plait_test::random_spawn_trees_run_once(pool(), trees, 11, 4, 2));
 }
 
 TEST_P(Steal, FlatGroupFromOneCreatorRunsEveryTaskOnce) {
@@ -92,7 +65,7 @@ TEST_P(Steal, FlatGroupFromOneCreatorRunsEveryTaskOnce) {
 #if PLAIT_COUNTERS
   auto c = pool().total_counters();
   EXPECT_GE(c.steals, c.steal_chunks);  // every successful steal takes at least one task
-  if (policies[std::get<1>(GetParam())].p == plait::steal_policy::one) {
+  if (policies[std::get<1>(GetParam())].steal == plait::steal_policy::one) {
     EXPECT_EQ(c.steals, c.steal_chunks);
   }
   EXPECT_LE(c.steals, c.spawns);

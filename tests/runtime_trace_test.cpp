@@ -227,16 +227,22 @@ std::string name(const ::testing::TestParamInfo<std::tuple<unsigned, int>>& info
 INSTANTIATE_TEST_SUITE_P(Runtime, Trace, ::testing::Combine(::testing::Values(1u, 2u, 8u), ::testing::Range(0, 2)),
                          name);
 
-TEST(TraceApi, UnwritablePathIsReportedAndTheProgramRunsOn) {
+// A pool of `workers` asked to trace to `path`, which it refuses: it does not trace, and a root
+// still runs. Returns what it wrote on stderr.
+std::string refused_trace(unsigned workers, const std::string& path) {
   ::testing::internal::CaptureStderr();
-  plait::pool_options o{.num_workers = 2};
-  o.trace_path = "/nonexistent-dir/trace.json";
+  plait::pool_options o{.num_workers = workers};
+  o.trace_path = path;
   {
     plait::pool p(o);
     EXPECT_FALSE(p.tracing());
     EXPECT_EQ(p.run([] { return 42; }), 42);
   }
-  std::string err = ::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr();
+}
+
+TEST(TraceApi, UnwritablePathIsReportedAndTheProgramRunsOn) {
+  const std::string err = refused_trace(2, "/nonexistent-dir/trace.json");
   EXPECT_NE(err.find("plait: cannot write trace /nonexistent-dir/trace.json"), std::string::npos) << err;
   EXPECT_NE(err.find("tracing is off"), std::string::npos) << err;
 }
@@ -244,29 +250,14 @@ TEST(TraceApi, UnwritablePathIsReportedAndTheProgramRunsOn) {
 // A directory whose permission bits allow writing but which refuses new files (/proc): refused
 // when tracing turns on, not after the whole run.
 TEST(TraceApi, ADirectoryThatRefusesFilesIsReportedAtTheStart) {
-  ::testing::internal::CaptureStderr();
-  plait::pool_options o{.num_workers = 1};
-  o.trace_path = "/proc/plait-trace.json";
-  {
-    plait::pool p(o);
-    EXPECT_FALSE(p.tracing());
-    EXPECT_EQ(p.run([] { return 7; }), 7);
-  }
-  std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = refused_trace(1, "/proc/plait-trace.json");
   EXPECT_NE(err.find("plait: cannot write trace /proc/plait-trace.json: cannot create a file in '/proc'"), std::string::npos)
       << err;
   EXPECT_NE(err.find("tracing is off"), std::string::npos) << err;
 }
 
 TEST(TraceApi, UnknownExtensionIsReported) {
-  ::testing::internal::CaptureStderr();
-  plait::pool_options o{.num_workers = 1};
-  o.trace_path = temp_path(".txt");
-  {
-    plait::pool p(o);
-    EXPECT_FALSE(p.tracing());
-  }
-  std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = refused_trace(1, temp_path(".txt"));
   EXPECT_NE(err.find(".csv"), std::string::npos) << err;
 }
 

@@ -27,23 +27,10 @@ void group_tree(const RandomTree& t, std::uint64_t id, unsigned depth, std::atom
   g.wait();
 }
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int trees = 2000;  // sanitizers run ~10x slower; the shapes are the same
-#else
-constexpr int trees = 10000;
-#endif
+constexpr int trees = plait_test::sanitized ? 2000 : 10000;
 
 TEST_P(Trees, RandomSpawnTreesRunEveryTaskOnce) {
-  for (int s = 0; s < trees; ++s) {
-    RandomTree t{plait_test::mix(static_cast<std::uint64_t>(s) + 1), 3u + static_cast<unsigned>(s % 6),
-                 1u + static_cast<unsigned>(s % 4)};
-    TreeResult want = plait_test::serial_tree(t, 1, 0);
-    executed = 0;
-    TreeResult got = pool().run([&] { return spawn_tree(t, 1, 0); });
-    ASSERT_EQ(got.nodes, want.nodes) << "seed " << s;
-    ASSERT_EQ(got.sum, want.sum) << "seed " << s;
-    ASSERT_EQ(executed.load(), want.nodes) << "seed " << s << ": a task ran twice or never";
-  }
+  EXPECT_TRUE(plait_test::random_spawn_trees_run_once(pool(), trees, 1, 3, 1));
 }
 
 TEST_P(Trees, RandomGroupTreesRunEveryTaskOnce) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -22,11 +23,7 @@ using plait::detail::OnceLatch;
 using plait::detail::run_until;
 using plait::detail::BlockWait;
 
-#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
-constexpr int kRounds = 300;
-#else
-constexpr int kRounds = 3000;
-#endif
+constexpr int kRounds = plait_test::sanitized ? 300 : 3000;
 
 // Aborts the process with a message if a test body hangs (a lost wake-up shows as a hang).
 class Watchdog {
@@ -55,6 +52,37 @@ double thread_cpu_ms() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// What a wait cost the calling thread: its wall time and its CPU time, in milliseconds.
+struct WaitCost {
+  double wall = 0, cpu = 0;
+};
+
+template <class F>
+WaitCost cost_of(F&& wait) {
+  const double c0 = thread_cpu_ms();
+  const auto t0 = std::chrono::steady_clock::now();
+  wait();
+  return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+          thread_cpu_ms() - c0};
+}
+
+// The waiter slept: it used less CPU than half of the wait's wall time.
+::testing::AssertionResult slept(const WaitCost& c, const char* waiter, const char* wait) {
+  if (c.cpu < 0.5 * c.wall) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the " << waiter << " burnt " << c.cpu << " ms of CPU in a " << c.wall
+                                       << " ms " << wait;
+}
+
+// `rounds` calls of round(x), x a random word that changes from round to round (from `seed` on).
+template <class Round>
+void random_rounds(int rounds, std::uint64_t seed, Round round) {
+  std::uint64_t x = seed;
+  for (int r = 0; r < rounds; ++r) {
+    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+    round(x);
+  }
 }
 
 void random_pause(std::uint64_t x) {
@@ -110,9 +138,7 @@ TEST(Latch, ArmReportsCompletionAndTheMarkHidesNothing) {
 // spins, some while it sleeps.
 TEST(Latch, BlockingWaiterSeesEveryCompletion) {
   Watchdog dog("Latch.BlockingWaiterSeesEveryCompletion");
-  std::uint64_t x = 12345;
-  for (int r = 0; r < kRounds; ++r) {
-    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+  random_rounds(kRounds, 12345, [](std::uint64_t x) {
     OnceLatch l;
     int payload = 0;
     std::thread setter([&l, &payload, x] {
@@ -124,16 +150,13 @@ TEST(Latch, BlockingWaiterSeesEveryCompletion) {
     run_until(nullptr, latch_ref{&l, nullptr}, BlockWait{});
     EXPECT_EQ(payload, 42);  // published by the latch's release
     setter.join();
-  }
+  });
 }
 
 // Several completers count a latch down; the waiter blocks until the last one.
 TEST(Latch, BlockingWaiterSeesTheLastCountDown) {
   Watchdog dog("Latch.BlockingWaiterSeesTheLastCountDown");
-  std::uint64_t x = 777;
-  const int rounds = kRounds / 3;
-  for (int r = 0; r < rounds; ++r) {
-    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+  random_rounds(kRounds / 3, 777, [](std::uint64_t x) {
     CountLatch c;
     c.add(3);
     std::atomic<int> sum{0};
@@ -148,7 +171,7 @@ TEST(Latch, BlockingWaiterSeesTheLastCountDown) {
     run_until(nullptr, latch_ref{nullptr, &c}, BlockWait{});
     EXPECT_EQ(sum.load(std::memory_order_relaxed), 6);
     for (auto& t : ts) t.join();
-  }
+  });
 }
 
 // The marks of a CountLatch count its sleeping waiters: one waiter leaving (woken spuriously, or
@@ -193,10 +216,7 @@ TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
   plait::detail::protocol_hook const saved = plait::detail::g_protocol_hook;
   plait::detail::g_protocol_hook = &linger_after_wake;
   constexpr int kWaiters = 5;
-  const int rounds = kRounds / 10;
-  std::uint64_t x = 4242;
-  for (int r = 0; r < rounds; ++r) {
-    x = plait_test::mix(x + static_cast<std::uint64_t>(r));
+  random_rounds(kRounds / 10, 4242, [&](std::uint64_t x) {
     CountLatch c;
     c.add(1);
     std::atomic<int> woke{0};
@@ -220,7 +240,7 @@ TEST(Latch, ManyBlockingWaitersOnOneCountLatchAllWake) {
     for (auto& t : ts) t.join();
     EXPECT_EQ(woke.load(std::memory_order_relaxed), kWaiters);
     EXPECT_EQ(c.sleepers(), 0);
-  }
+  });
   plait::detail::g_protocol_hook = saved;
 }
 
@@ -230,13 +250,8 @@ using plait::detail::HelpWait;
 using plait::detail::sleep_counts;
 using plait::detail::SleepCounts;
 
-long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
-long fib_spawn(int n) {
-  if (n < 2) return n;
-  auto a = plait::spawn([n] { return fib_spawn(n - 1); });
-  const long b = fib_spawn(n - 2);
-  return a.join() + b;
-}
+using plait_test::fib_serial;
+using plait_test::fib_spawn;
 
 template <class Pred>
 bool wait_for(Pred pred, int seconds = 20) {
@@ -362,74 +377,85 @@ TEST(SleepModule, NewWorkOfOnePoolLeavesAnotherPoolsWaitersAsleep) {
   ASSERT_TRUE(wait_for([&] { return b.returned.load(std::memory_order_acquire); }));
 }
 
+// Every test under a watchdog named after it (suite, test and worker count).
 class Waits : public plait_test::Workers {
  protected:
+  void SetUp() override {
+    plait_test::Workers::SetUp();
+    const ::testing::TestInfo* ti = ::testing::UnitTest::GetInstance()->current_test_info();
+    name_ = std::string(ti->test_suite_name()) + "." + ti->name();
+    dog_.emplace(name_.c_str());
+  }
   bool skip() {
     if (pool().options().idle != plait::idle_policy::sleep) return true;
     return GetParam() < 2;  // with one worker nothing is ever stolen: no join or group wait waits
   }
+  std::string name_;
+  std::optional<Watchdog> dog_;
 };
 
 constexpr auto kLong = std::chrono::milliseconds(300);
+
+// A long task: it says that it started, then sleeps for kLong.
+void long_task(std::atomic<bool>& started) {
+  started.store(true, std::memory_order_release);
+  std::this_thread::sleep_for(kLong);
+}
+
+void until_started(const std::atomic<bool>& started) {
+  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+// A wait for a long task that started just before: it lasted more than 200 ms, and the waiter slept.
+::testing::AssertionResult slept_through_long_wait(const WaitCost& c, const char* waiter, const char* wait) {
+  if (c.wall <= 200.0) return ::testing::AssertionFailure() << "the " << wait << " lasted only " << c.wall << " ms";
+  return slept(c, waiter, wait);
+}
 
 // A join whose task was stolen and runs for a long time, with nothing else to run: the joiner
 // sleeps (its thread uses far less CPU than the wait lasts) and wakes when the task is done.
 TEST_P(Waits, LongJoinSleeps) {
   if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
-  Watchdog dog("Waits.LongJoinSleeps");
-  double cpu = 0, wall = 0;
+  WaitCost cost;
   int v = pool().run([&] {
     std::atomic<bool> started{false};
     auto h = plait::spawn([&] {
-      started.store(true, std::memory_order_release);
-      std::this_thread::sleep_for(kLong);
+      long_task(started);
       return 7;
     });
-    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();  // stolen by now
-    const double c0 = thread_cpu_ms();
-    const auto t0 = std::chrono::steady_clock::now();
-    int r = h.join();
-    wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cpu = thread_cpu_ms() - c0;
+    until_started(started);  // stolen by now
+    int r = 0;
+    cost = cost_of([&] { r = h.join(); });
     return r;
   });
   EXPECT_EQ(v, 7);
-  EXPECT_GT(wall, 200.0);
-  EXPECT_LT(cpu, 0.5 * wall) << "the joiner burnt " << cpu << " ms of CPU in a " << wall << " ms join";
+  EXPECT_TRUE(slept_through_long_wait(cost, "joiner", "join"));
 }
 
 // The same for a task_group wait whose last child runs elsewhere for a long time.
 TEST_P(Waits, LongGroupWaitSleeps) {
   if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
-  Watchdog dog("Waits.LongGroupWaitSleeps");
-  double cpu = 0, wall = 0;
+  WaitCost cost;
   int v = pool().run([&] {
     std::atomic<bool> started{false};
     int out = 0;
     plait::task_group g;
     g.run([&] {
-      started.store(true, std::memory_order_release);
-      std::this_thread::sleep_for(kLong);
+      long_task(started);
       out = 9;
     });
-    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
-    const double c0 = thread_cpu_ms();
-    const auto t0 = std::chrono::steady_clock::now();
-    g.wait();
-    wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cpu = thread_cpu_ms() - c0;
+    until_started(started);
+    cost = cost_of([&] { g.wait(); });
     return out;
   });
   EXPECT_EQ(v, 9);
-  EXPECT_GT(wall, 200.0);
-  EXPECT_LT(cpu, 0.5 * wall) << "the group waiter burnt " << cpu << " ms of CPU in a " << wall << " ms wait";
+  EXPECT_TRUE(slept_through_long_wait(cost, "group waiter", "wait"));
 }
 
 // A sleeping joiner still helps: the thief, after a pause long enough for the joiner to fall
 // asleep, spawns work that the joiner may take (it is woken by the publication).
 TEST_P(Waits, SleepingJoinerWakesForTheThiefsWork) {
   if (skip()) GTEST_SKIP() << "needs 2+ workers and PLAIT_IDLE=sleep";
-  Watchdog dog("Waits.SleepingJoinerWakesForTheThiefsWork");
   long v = pool().run([&] {
     std::atomic<bool> started{false};
     auto h = plait::spawn([&] {
@@ -445,7 +471,7 @@ TEST_P(Waits, SleepingJoinerWakesForTheThiefsWork) {
       g.wait();
       return s.load(std::memory_order_relaxed);
     });
-    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+    until_started(started);
     return h.join();
   });
   EXPECT_EQ(v, 64 * 63 / 2);
@@ -454,17 +480,15 @@ TEST_P(Waits, SleepingJoinerWakesForTheThiefsWork) {
 // A thread outside the pool waiting for a long root sleeps too.
 TEST_P(Waits, OutsideCallerSleeps) {
   if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
-  Watchdog dog("Waits.OutsideCallerSleeps");
-  const double c0 = thread_cpu_ms();
-  const auto t0 = std::chrono::steady_clock::now();
-  int v = pool().run([] {
-    std::this_thread::sleep_for(kLong);
-    return 3;
+  int v = 0;
+  const WaitCost cost = cost_of([&] {
+    v = pool().run([] {
+      std::this_thread::sleep_for(kLong);
+      return 3;
+    });
   });
-  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const double cpu = thread_cpu_ms() - c0;
   EXPECT_EQ(v, 3);
-  EXPECT_LT(cpu, 0.5 * wall) << "the caller burnt " << cpu << " ms of CPU in a " << wall << " ms root";
+  EXPECT_TRUE(slept(cost, "caller", "root"));
 }
 
 // No sleeper is left while work exists: after every worker fell asleep, a root adds one child per
@@ -472,7 +496,6 @@ TEST_P(Waits, OutsideCallerSleeps) {
 // worker is woken for the published children.
 TEST_P(Waits, EverySleeperWakesForPublishedWork) {
   if (pool().options().idle != plait::idle_policy::sleep) GTEST_SKIP() << "PLAIT_IDLE=spin set";
-  Watchdog dog("Waits.EverySleeperWakesForPublishedWork");
   const unsigned n = GetParam();
   for (int round = 0; round < 5; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // everyone is asleep by now

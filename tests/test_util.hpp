@@ -13,6 +13,14 @@
 
 namespace plait_test {
 
+// The ThreadSanitizer and AddressSanitizer trees, where the tests run several times slower: the
+// stress tests run fewer rounds there (the shapes are the same).
+#if defined(PLAIT_TSAN) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+
 // 1 and 2 workers, and oversubscribed 8 and 16 on a 2-core machine.
 inline const auto worker_counts = ::testing::Values(1u, 2u, 8u, 16u);
 
@@ -26,6 +34,29 @@ class Workers : public ::testing::TestWithParam<unsigned> {
   plait::pool& pool() { return *pool_; }
   std::unique_ptr<plait::pool> pool_;
 };
+
+// A steal policy under test: its name (in the parameterised tests' names), the policy, the chunk.
+struct StealPolicy {
+  const char* name;
+  plait::steal_policy steal;
+  std::size_t chunk;
+};
+
+// Designated initialisers: they keep compiling if the policy fields become std::optional.
+inline std::unique_ptr<plait::pool> make_pool(unsigned workers, const StealPolicy& p) {
+  return std::make_unique<plait::pool>(
+      plait::pool_options{.num_workers = workers, .steal = p.steal, .steal_chunk = p.chunk});
+}
+
+inline long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+// Fibonacci with a spawn per call (n >= 2), joined after the serial half.
+inline long fib_spawn(int n) {
+  if (n < 2) return n;
+  auto a = plait::spawn([n] { return fib_spawn(n - 1); });
+  long b = fib_spawn(n - 2);
+  return a.join() + b;
+}
 
 inline std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 33;
@@ -106,6 +137,28 @@ inline TreeResult serial_tree(const RandomTree& t, std::uint64_t id, unsigned de
     r.sum += c.sum;
   }
   return r;
+}
+
+// `count` random trees run as spawn trees on `p` against the serial walk. Tree s has seed
+// mix(s + salt), at most `depth` + s % 6 levels below the root and `fanout` + s % 4 children a
+// node. Each must give the serial node count and payload sum, and every node's task must run
+// exactly once; the first tree that does not ends the check.
+inline ::testing::AssertionResult random_spawn_trees_run_once(plait::pool& p, int count, std::uint64_t salt,
+                                                              unsigned depth, unsigned fanout) {
+  for (int s = 0; s < count; ++s) {
+    const RandomTree t{mix(static_cast<std::uint64_t>(s) + salt), depth + static_cast<unsigned>(s % 6),
+                       fanout + static_cast<unsigned>(s % 4)};
+    const TreeResult want = serial_tree(t, 1, 0);
+    tree_tasks_run = 0;
+    const TreeResult got = p.run([&] { return spawn_tree(t, 1, 0); });
+    if (got.nodes != want.nodes || got.sum != want.sum)
+      return ::testing::AssertionFailure() << "seed " << s << ": nodes " << got.nodes << ", sum " << got.sum
+                                           << "; serial: nodes " << want.nodes << ", sum " << want.sum;
+    if (tree_tasks_run.load() != want.nodes)
+      return ::testing::AssertionFailure() << "seed " << s << ": " << tree_tasks_run.load() << " tasks ran for "
+                                           << want.nodes << " nodes: a task ran twice or never";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace plait_test
