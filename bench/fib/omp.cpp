@@ -13,26 +13,22 @@
 namespace {
 long long cutoff = 0;
 
+// The manual cut-off. Cut: calls with n < cutoff run the serial recursion. !Cut (--cutoff 0, a
+// task per call: the per-task overhead measurement): the leaf inline and no cut-off test per call,
+// as the other runtimes' fib_all; its serial elision is serial_fib itself (the serial binary's
+// cut-off-0 program). With the test, each leaf would make one more call, into serial_fib, which
+// the serial program does not: that call was counted as the runtime's overhead.
+template <bool Cut>
 long long fib(long long n) {
-  if (n < 2 || n < cutoff) return fib_bench::serial_fib(n);
+  if constexpr (Cut) {
+    if (n < 2 || n < cutoff) return fib_bench::serial_fib(n);
+  } else {
+    if (n < 2) return n;
+  }
   long long a = 0;
 #pragma omp task shared(a) firstprivate(n)
-  a = fib(n - 1);
-  long long b = fib(n - 2);
-#pragma omp taskwait
-  return a + b;
-}
-
-// --cutoff 0 (a task per call), the per-task overhead measurement: the leaf inline and no cut-off
-// test per call, as the other runtimes' fib_all; its serial elision is serial_fib itself (the
-// serial binary's cut-off-0 program). fib above makes one more call per leaf, into serial_fib,
-// which the serial program does not: that call was counted as the runtime's overhead.
-long long fib_all(long long n) {
-  if (n < 2) return n;
-  long long a = 0;
-#pragma omp task shared(a) firstprivate(n)
-  a = fib_all(n - 1);
-  long long b = fib_all(n - 2);
+  a = fib<Cut>(n - 1);
+  long long b = fib<Cut>(n - 2);
 #pragma omp taskwait
   return a + b;
 }
@@ -57,7 +53,7 @@ int main(int argc, char** argv) {
     cutoff = o.cutoff;
     use_if = rt.variant() == kern::omp_variant::if_clause;
     use_final = rt.variant() == kern::omp_variant::final_clause;
-    if (rt.manual()) return o.cutoff == 0 ? fib_all : fib;
-    return fib_clause;
+    if (rt.manual()) return o.cutoff == 0 ? &fib<false> : &fib<true>;
+    return &fib_clause;
   });
 }
