@@ -95,34 +95,46 @@ TEST(AmrExchange, CoarseFineQuarterAndSum) {
         }
 }
 
+// Every exchange across a face, as the mesh builds them: per dimension the same-level one (built
+// low -> high once), then the coarse-fine ones of either side and each quadrant.
+std::vector<amr::Op> exchange_ops() {
+  std::vector<amr::Op> ops;
+  auto add = [&ops](amr::OpKind kind, int dim, int side, int q) {
+    amr::Op op{};
+    op.kind = kind;
+    op.dim = static_cast<std::int8_t>(dim);
+    op.side = static_cast<std::int8_t>(side);
+    op.q[0] = static_cast<std::int8_t>(q & 1);
+    op.q[1] = static_cast<std::int8_t>(q >> 1);
+    ops.push_back(op);
+  };
+  for (int dim = 0; dim < 3; ++dim) {
+    add(amr::OpKind::same, dim, 1, 0);
+    for (int side = 0; side < 2; ++side)
+      for (int q = 0; q < 4; ++q) add(amr::OpKind::coarse_fine, dim, side, q);
+  }
+  return ops;
+}
+
 // The two halves of an exchange across ranks (face_pack on each side, face_unpack of the other
 // side's values) give exactly -- bit for bit -- what the one-process exchange gives.
 TEST(AmrExchange, PackUnpackAcrossRanksEqualsTheLocalExchange) {
   const Geom g(4, 6, 8);
-  for (int dim = 0; dim < 3; ++dim)
-    for (int kind = 0; kind < 2; ++kind)
-      for (int side = 0; side < 2; ++side)
-        for (int q = 0; q < 4; ++q) {
-          if (kind == 0 && (side == 0 || q > 0)) continue;  // same-level ops are built low -> high once
-          amr::Op op{};
-          op.kind = kind == 0 ? amr::OpKind::same : amr::OpKind::coarse_fine;
-          op.dim = static_cast<std::int8_t>(dim);
-          op.side = static_cast<std::int8_t>(side);
-          op.q[0] = static_cast<std::int8_t>(q & 1);
-          op.q[1] = static_cast<std::int8_t>(q >> 1);
-          std::vector<double> a = make_block(g, 1.0 / 3.0), b = make_block(g, 7.0 / 11.0);
-          std::vector<double> ra = a, rb = b;  // the reference: both blocks in one process
-          if (kind == 0) amr::exchange_same(g, ra.data(), rb.data(), dim);
-          else amr::exchange_coarse_fine(g, ra.data(), rb.data(), dim, side, q & 1, q >> 1);
-          const std::size_t n = amr::face_values(g, op);
-          std::vector<double> from_a(n), from_b(n);
-          amr::face_pack(g, op, true, a.data(), from_a.data());
-          amr::face_pack(g, op, false, b.data(), from_b.data());
-          amr::face_unpack(g, op, true, a.data(), from_b.data());
-          amr::face_unpack(g, op, false, b.data(), from_a.data());
-          EXPECT_EQ(0, std::memcmp(a.data(), ra.data(), a.size() * sizeof(double))) << "dim " << dim << " kind " << kind;
-          EXPECT_EQ(0, std::memcmp(b.data(), rb.data(), b.size() * sizeof(double))) << "dim " << dim << " kind " << kind;
-        }
+  for (const amr::Op& op : exchange_ops()) {
+    const bool same = op.kind == amr::OpKind::same;
+    std::vector<double> a = make_block(g, 1.0 / 3.0), b = make_block(g, 7.0 / 11.0);
+    std::vector<double> ra = a, rb = b;  // the reference: both blocks in one process
+    if (same) amr::exchange_same(g, ra.data(), rb.data(), op.dim);
+    else amr::exchange_coarse_fine(g, ra.data(), rb.data(), op.dim, op.side, op.q[0], op.q[1]);
+    const std::size_t n = amr::face_values(g, op);
+    std::vector<double> from_a(n), from_b(n);
+    amr::face_pack(g, op, true, a.data(), from_a.data());
+    amr::face_pack(g, op, false, b.data(), from_b.data());
+    amr::face_unpack(g, op, true, a.data(), from_b.data());
+    amr::face_unpack(g, op, false, b.data(), from_a.data());
+    EXPECT_EQ(0, std::memcmp(a.data(), ra.data(), a.size() * sizeof(double))) << "dim " << int{op.dim} << " kind " << !same;
+    EXPECT_EQ(0, std::memcmp(b.data(), rb.data(), b.size() * sizeof(double))) << "dim " << int{op.dim} << " kind " << !same;
+  }
 }
 
 amr::Options small_options();  // below
@@ -204,6 +216,14 @@ amr::Options small_options() {
   return o;
 }
 
+// small_options() with no object in the mesh: the tests split and merge its blocks by hand.
+amr::Options small_options_without_objects() {
+  amr::Options o = small_options();
+  o.num_objects = 0;
+  o.objects.clear();
+  return o;
+}
+
 double total(amr::Mesh& m, int v) {
   double s = 0;
   for (int slot : m.active()) s += amr::interior_sum(m.geom(), m.var(slot, v));
@@ -211,10 +231,7 @@ double total(amr::Mesh& m, int v) {
 }
 
 TEST(AmrMesh, SplitThenMergeRestoresValuesAndConservesSums) {
-  amr::Options o = small_options();
-  o.num_objects = 0;
-  o.objects.clear();
-  amr::Mesh m(o, true);
+  amr::Mesh m(small_options_without_objects(), true);
   m.init();
   ASSERT_EQ(m.active().size(), 1u);
   const int root = m.active()[0];
@@ -243,10 +260,7 @@ TEST(AmrMesh, SplitThenMergeRestoresValuesAndConservesSums) {
 }
 
 TEST(AmrMesh, MergeRefusedWhenItWouldBreakTwoToOne) {
-  amr::Options o = small_options();
-  o.num_objects = 0;
-  o.objects.clear();
-  amr::Mesh m(o, true);
+  amr::Mesh m(small_options_without_objects(), true);
   m.init();
   m.split(m.active()[0]);       // 8 blocks at level 1
   m.split(m.find(1, 0, 0, 0));  // family A at level 2 (x = 0..1)
@@ -268,9 +282,7 @@ TEST(AmrMesh, MergeRefusedWhenItWouldBreakTwoToOne) {
 // A hand-made two-level mesh (coarse and fine blocks sharing faces, domain boundaries): many
 // stages of exchange + stencil keep every variable's sum.
 TEST(AmrMesh, ExchangeAndStencilConserveAcrossLevels) {
-  amr::Options o = small_options();
-  o.num_objects = 0;
-  o.objects.clear();
+  amr::Options o = small_options_without_objects();
   o.init_x = 2;
   amr::Sim sim(o);
   sim.reset();
