@@ -74,6 +74,18 @@ static std::size_t parse_size(const char* var, const std::string& val) {
   return static_cast<std::size_t>(x);
 }
 
+// A policy variable with two values: `first` when it is unset or names `first_name`, `second` when
+// it names `second_name`; anything else is refused.
+template <class E>
+static E parse_either(const char* var, const char* first_name, E first, const char* second_name, E second) {
+  const char* v = std::getenv(var);
+  if (v == nullptr) return first;
+  const std::string s = v;
+  if (s == second_name) return second;
+  if (s != first_name) bad(var, s, std::string(first_name) + ", " + second_name);
+  return first;
+}
+
 // A policy set in pool_options must be one of its enumerators: an enum class holds any value of
 // its underlying type, e.g. static_cast<steal_policy>(9). The enumerators run from 0 to `last`.
 template <class E>
@@ -112,28 +124,10 @@ pool_options pool_options::from_env(pool_options o) {
   check_enum("pin", "pin_policy", o.pin, pin_policy::cores, "none, cores");
   check_enum("idle", "idle_policy", o.idle, idle_policy::spin, "sleep, spin");
   check_enum("steal", "steal_policy", o.steal, steal_policy::adaptive, "one, chunk, half, adaptive");
-  if (!o.pin) {
-    o.pin = pin_policy::none;
-    if (const char* v = std::getenv("PLAIT_PIN")) {
-      std::string s = v;
-      if (s == "cores")
-        o.pin = pin_policy::cores;
-      else if (s != "none")
-        bad("PLAIT_PIN", s, "none, cores");
-    }
-  }
+  if (!o.pin) o.pin = parse_either("PLAIT_PIN", "none", pin_policy::none, "cores", pin_policy::cores);
   if (o.places.empty())
     if (const char* v = std::getenv("PLAIT_PLACES"); v != nullptr && *v != '\0') o.places = v;
-  if (!o.idle) {
-    o.idle = idle_policy::sleep;
-    if (const char* v = std::getenv("PLAIT_IDLE")) {
-      std::string s = v;
-      if (s == "spin")
-        o.idle = idle_policy::spin;
-      else if (s != "sleep")
-        bad("PLAIT_IDLE", s, "sleep, spin");
-    }
-  }
+  if (!o.idle) o.idle = parse_either("PLAIT_IDLE", "sleep", idle_policy::sleep, "spin", idle_policy::spin);
   if (!o.steal) {
     o.steal = steal_policy::one;
     if (const char* v = std::getenv("PLAIT_STEAL")) {
