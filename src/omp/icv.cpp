@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace plait::omp {
 
@@ -65,6 +67,31 @@ static void env_int(const char* name, unsigned long long lo, unsigned long long 
 static void env_bool(const char* name, bool* out) {
   const char* v = std::getenv(name);
   if (v != nullptr && !parse_bool(trim(v), out)) warn_invalid(name, v, "true or false");
+}
+
+// A list variable: comma-separated items, each trimmed and read by item(text, only, &value), where
+// `only` says it is the list's one item. When every item is valid the list is stored in *list and
+// its first item in *first; anything else is reported and the defaults stay.
+template <class T, class Item>
+static void env_list(const char* name, const char* accepted, Item item, std::vector<T>* list, T* first) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return;
+  const std::string s = trim(v);
+  std::vector<T> items;
+  for (std::size_t pos = 0;;) {
+    const auto comma = s.find(',', pos);
+    const std::string text = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos).c_str());
+    T x;
+    if (!item(text, pos == 0 && comma == std::string::npos, &x)) {
+      warn_invalid(name, v, accepted);
+      return;
+    }
+    items.push_back(x);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  *first = items[0];
+  *list = std::move(items);
 }
 
 // OMP_STACKSIZE: a size with an optional B/K/M/G suffix (default unit K), at most
@@ -138,27 +165,14 @@ static Global read_env() {
   Global g;
   g.num_procs = cpus_available();
   g.icv.nthreads = g.num_procs;
-  if (const char* v = std::getenv("OMP_NUM_THREADS")) {
-    std::string s = trim(v);
-    std::vector<unsigned> list;
-    bool ok = !s.empty();
-    std::size_t pos = 0;
-    while (ok && pos <= s.size()) {
-      auto comma = s.find(',', pos);
-      std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos).c_str());
-      unsigned long long x;
-      if (!parse_ulong(item, 1, 1u << 16, &x)) ok = false;
-      else list.push_back(static_cast<unsigned>(x));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    if (ok && !list.empty()) {
-      g.nthreads_list = list;
-      g.icv.nthreads = list[0];
-    } else {
-      warn_invalid("OMP_NUM_THREADS", v, "a positive integer or a comma-separated list of them");
-    }
-  }
+  env_list("OMP_NUM_THREADS", "a positive integer or a comma-separated list of them",
+           [](const std::string& item, bool, unsigned* n) {
+             unsigned long long x;
+             if (!parse_ulong(item, 1, 1u << 16, &x)) return false;
+             *n = static_cast<unsigned>(x);
+             return true;
+           },
+           &g.nthreads_list, &g.icv.nthreads);
   env_bool("OMP_DYNAMIC", &g.icv.dyn);
   if (const char* v = std::getenv("OMP_SCHEDULE")) {
     int k;
@@ -200,30 +214,18 @@ static Global read_env() {
     else warn_invalid("OMP_WAIT_POLICY", v, "active or passive");
   }
   env_bool("OMP_CANCELLATION", &g.cancel);
-  if (const char* v = std::getenv("OMP_PROC_BIND")) {
-    const std::string s = lower(trim(v));
-    std::vector<int> list;
-    bool ok = true;
-    std::size_t pos = 0;
-    for (;;) {
-      auto comma = s.find(',', pos);
-      std::string item = trim(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos).c_str());
-      if (item == "false" && list.empty() && comma == std::string::npos) list.push_back(0);
-      else if (item == "true" && list.empty() && comma == std::string::npos) list.push_back(1);
-      else if (item == "master" || item == "primary") list.push_back(2);
-      else if (item == "close") list.push_back(3);
-      else if (item == "spread") list.push_back(4);
-      else ok = false;
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    if (ok && !list.empty()) {
-      g.bind_list = list;
-      g.icv.bind = list[0];
-    } else {
-      warn_invalid("OMP_PROC_BIND", v, "true, false, or a list of primary, master, close, spread");
-    }
-  }
+  env_list("OMP_PROC_BIND", "true, false, or a list of primary, master, close, spread",
+           [](const std::string& item, bool only, int* bind) {
+             const std::string b = lower(item);
+             if (b == "false" && only) *bind = 0;
+             else if (b == "true" && only) *bind = 1;
+             else if (b == "master" || b == "primary") *bind = 2;
+             else if (b == "close") *bind = 3;
+             else if (b == "spread") *bind = 4;
+             else return false;
+             return true;
+           },
+           &g.bind_list, &g.icv.bind);
   // OMP_PLACES without OMP_PROC_BIND turns binding on (bind-var true), as in libgomp.
   if (const char* v = std::getenv("OMP_PLACES"); v != nullptr && *v != '\0' && std::getenv("OMP_PROC_BIND") == nullptr) {
     g.icv.bind = 1;
