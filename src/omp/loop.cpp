@@ -385,6 +385,12 @@ static void loop_end_common(Thread& t, bool barrier) {
   if (barrier) team_barrier(t);
 }
 
+// The end of a cancellable loop or sections (its barrier included): whether the team was cancelled.
+static bool loop_end_cancel(Thread& t) {
+  loop_end_common(t, true);
+  return t.team != nullptr && t.team->canceled.load(std::memory_order_relaxed);
+}
+
 // scope with a reduction(task, ...): a worksharing slot only to meet the other members (entered,
 // registered, left at once: the slot is freed when the last member has registered).
 void scope_task_reductions(std::uintptr_t* reductions) {
@@ -714,11 +720,7 @@ bool GOMP_loop_ull_ordered_runtime_next(ull* a, ull* b) { return next_ull(true, 
 
 void GOMP_loop_end(void) { loop_end_common(thread_state(), true); }
 void GOMP_loop_end_nowait(void) { loop_end_common(thread_state(), false); }
-bool GOMP_loop_end_cancel(void) {
-  Thread& t = thread_state();
-  loop_end_common(t, true);
-  return t.team != nullptr && t.team->canceled.load(std::memory_order_relaxed);
-}
+bool GOMP_loop_end_cancel(void) { return loop_end_cancel(thread_state()); }
 
 // ---- ordered ----
 void GOMP_ordered_start(void) {
@@ -786,10 +788,6 @@ void GOMP_parallel_sections_start(void (*fn)(void*), void* data, unsigned n, uns
 }
 void GOMP_sections_end(void) { loop_end_common(thread_state(), true); }
 void GOMP_sections_end_nowait(void) { loop_end_common(thread_state(), false); }
-bool GOMP_sections_end_cancel(void) {
-  Thread& t = thread_state();
-  loop_end_common(t, true);
-  return t.team != nullptr && t.team->canceled.load(std::memory_order_relaxed);
-}
+bool GOMP_sections_end_cancel(void) { return loop_end_cancel(thread_state()); }
 
 }  // extern "C"
