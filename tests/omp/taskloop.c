@@ -23,6 +23,19 @@ static void reset(void) {
   memset(hits, 0, sizeof hits);
 }
 
+/* One taskloop over [0, N) with the clauses of PRAGMA (a string: "omp taskloop ..."), recording
+ * each iteration's position in its task through the firstprivate counter cnt. */
+#define RECORDED_TASKLOOP(PRAGMA)          \
+  do {                                     \
+    int cnt = 0;                           \
+    reset();                               \
+    _Pragma(PRAGMA)                        \
+    for (int i = 0; i < N; ++i) {          \
+      pos_in_task[i] = ++cnt;              \
+      AT_INC(&hits[i]);                    \
+    }                                      \
+  } while (0)
+
 /* Checks coverage and returns the task sizes (in order of iterations) through sizes/ntasks. */
 static void measure(const char *what, int n, int *sizes, int *ntasks) {
   *ntasks = 0;
@@ -76,38 +89,18 @@ int main(void) {
   {
     static const int gs[] = {1, 7, 100, 999, 1000, 5000};
     for (unsigned c = 0; c < sizeof gs / sizeof gs[0]; ++c) {
-      int g = gs[c], cnt = 0;
-      reset();
-      #pragma omp taskloop grainsize(g) firstprivate(cnt)
-      for (int i = 0; i < N; ++i) {
-        pos_in_task[i] = ++cnt;
-        AT_INC(&hits[i]);
-      }
+      int g = gs[c];
+      RECORDED_TASKLOOP("omp taskloop grainsize(g) firstprivate(cnt)");
       check_grainsize("grainsize", N, g, 0);
-      reset();
-      #pragma omp taskloop grainsize(strict: g) firstprivate(cnt)
-      for (int i = 0; i < N; ++i) {
-        pos_in_task[i] = ++cnt;
-        AT_INC(&hits[i]);
-      }
+      RECORDED_TASKLOOP("omp taskloop grainsize(strict: g) firstprivate(cnt)");
       check_grainsize("grainsize(strict:)", N, g, 1);
     }
     static const int nts[] = {1, 3, 8, 999, 1000, 4000};
     for (unsigned c = 0; c < sizeof nts / sizeof nts[0]; ++c) {
-      int t = nts[c], cnt = 0;
-      reset();
-      #pragma omp taskloop num_tasks(t) firstprivate(cnt)
-      for (int i = 0; i < N; ++i) {
-        pos_in_task[i] = ++cnt;
-        AT_INC(&hits[i]);
-      }
+      int t = nts[c];
+      RECORDED_TASKLOOP("omp taskloop num_tasks(t) firstprivate(cnt)");
       check_num_tasks("num_tasks", N, t, 0);
-      reset();
-      #pragma omp taskloop num_tasks(strict: t) firstprivate(cnt)
-      for (int i = 0; i < N; ++i) {
-        pos_in_task[i] = ++cnt;
-        AT_INC(&hits[i]);
-      }
+      RECORDED_TASKLOOP("omp taskloop num_tasks(strict: t) firstprivate(cnt)");
       check_num_tasks("num_tasks(strict:)", N, t, 1);
     }
 
