@@ -50,7 +50,11 @@ struct exec_omp {
       case variant::puretask_single: {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g)
 #pragma omp single
-        for (std::int64_t k = 0, m = fixed_chunks(n, g); k < m; ++k) chunk_task(k, n, g, tp, bp);
+        for (std::int64_t k = 0, m = fixed_chunks(n, g); k < m; ++k) {
+          const std::int64_t lo = k * g, hi = std::min(n, lo + g);
+#pragma omp task firstprivate(tp, bp, lo, hi)
+          chunk(lo, hi, tp, bp);
+        }
         break;
       }
       case variant::puretask_parallel: {
@@ -58,7 +62,11 @@ struct exec_omp {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g, m)
         {
 #pragma omp for schedule(static)
-          for (std::int64_t k = 0; k < m; ++k) chunk_task(k, n, g, tp, bp);
+          for (std::int64_t k = 0; k < m; ++k) {
+            const std::int64_t lo = k * g, hi = std::min(n, lo + g);
+#pragma omp task firstprivate(tp, bp, lo, hi)
+            chunk(lo, hi, tp, bp);
+          }
         }
         break;
       }
@@ -74,12 +82,12 @@ struct exec_omp {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, nt)
 #pragma omp single
 #pragma omp taskloop num_tasks(nt) firstprivate(tp, bp)
-          for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
+          for (std::int64_t i = 0; i < n; ++i) iteration(omp_get_thread_num(), i, tp, bp);
         } else {
 #pragma omp parallel num_threads(threads_) firstprivate(tp, bp, n, g)
 #pragma omp single
 #pragma omp taskloop grainsize(g) firstprivate(tp, bp)
-          for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
+          for (std::int64_t i = 0; i < n; ++i) iteration(omp_get_thread_num(), i, tp, bp);
         }
         break;
       }
@@ -91,7 +99,7 @@ struct exec_omp {
       }
       case variant::ws_static: {
 #pragma omp parallel for schedule(static) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
+        for (std::int64_t i = 0; i < n; ++i) iteration(omp_get_thread_num(), i, tp, bp);
         break;
       }
       case variant::ws_dynamic: {
@@ -101,12 +109,12 @@ struct exec_omp {
           tr.expect(std::move(los));
         }
 #pragma omp parallel for schedule(dynamic, c) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
+        for (std::int64_t i = 0; i < n; ++i) iteration(omp_get_thread_num(), i, tp, bp);
         break;
       }
       case variant::ws_guided: {
 #pragma omp parallel for schedule(guided, c) num_threads(threads_) firstprivate(tp, bp)
-        for (std::int64_t i = 0; i < n; ++i) iteration(i, tp, bp);
+        for (std::int64_t i = 0; i < n; ++i) iteration(omp_get_thread_num(), i, tp, bp);
         break;
       }
       case variant::adaptive:
@@ -123,18 +131,12 @@ struct exec_omp {
     tp->enter(omp_get_thread_num(), lo, hi);
     (*bp)(lo, hi);
   }
-  // Iteration i on this thread, inside a construct that hides its chunks.
+  // Iteration i on thread `who`, inside a construct that hides its chunks. The callers read
+  // omp_get_thread_num() in the construct itself, where gcc reads it once per task.
   template <class B>
-  static void iteration(std::int64_t i, tracker* tp, B* bp) {
-    tp->enter_iter(omp_get_thread_num(), i);
+  static void iteration(int who, std::int64_t i, tracker* tp, B* bp) {
+    tp->enter_iter(who, i);
     (*bp)(i, i + 1);
-  }
-  // Chunk k of the fixed chunks of g iterations (puretask variants) as a task.
-  template <class B>
-  static void chunk_task(std::int64_t k, std::int64_t n, std::int64_t g, tracker* tp, B* bp) {
-    const std::int64_t lo = k * g, hi = std::min(n, lo + g);
-#pragma omp task firstprivate(tp, bp, lo, hi)
-    chunk(lo, hi, tp, bp);
   }
   template <class B>
   static void recurse(std::int64_t lo, std::int64_t hi, std::int64_t g, tracker* tp, B* bp) {
