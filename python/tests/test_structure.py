@@ -13,8 +13,8 @@ PACKAGE = Path(plait_bench.__file__).parent
 # computations over the stored runs: medians, efficiencies, paired ratios, intervals, verdicts
 ANALYSIS = {"analysis", "suite", "loops", "amr"}
 # what draws or prints them: markdown, figures, terminal tables, the command line
-RENDERING = {"report", "report_loops", "report_amr", "markdown", "table", "plots", "summary", "trace",
-             "cli"}
+RENDERING = {"report", "report_loops", "report_amr", "report_tables", "markdown", "table", "plots", "summary",
+             "trace", "cli"}
 # libraries that only rendering uses
 RENDERING_LIBRARIES = {"matplotlib", "rich", "click"}
 

@@ -323,6 +323,8 @@ def test_report_suite_sections(tmp_path, write_study, monkeypatch):
     text = console.export_text()
     assert "Table 4: one-thread overhead" in text and "study-001 targets" in text and "Table 1" in text
     assert "spawn/join ≤ 20 cycles" in text and "FAILED" in text
+    assert "median [min–max]" in text  # a title's brackets are text, not markup
+    assert "│ libomp  │         58.00 │  174.0 │   – (2 FAILED) │" in text  # the failure beside the steal cost
 
 
 def test_studies_validate():

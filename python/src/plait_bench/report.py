@@ -40,13 +40,16 @@ from .analysis import (Cell, Dataset, Run, Summary, UtsPoint, load_runs, pearson
                        uts_points)
 from .loops import LOOP_KERNELS, has_loops  # noqa: E402
 from .machine import machine_line  # noqa: E402
-from .markdown import md_table, pct_cell  # noqa: E402
+from .markdown import md_table  # noqa: E402
 from .plots import errbar, failed_marks, plain_log, series_style  # noqa: E402
 from .report_amr import amr_section  # noqa: E402
 from .report_loops import loops_section  # noqa: E402
 from .report_omp import has_omp_libs, omp_section  # noqa: E402
 from .report_ranks import ranks_section  # noqa: E402
+from .report_tables import (cost_table, fib_table, kernel_table, overhead_table, targets_table,  # noqa: E402
+                            uts_efficiency_table)
 from .runner import FAILED_STATUSES  # noqa: E402
+from .table import FAILED, Mark, Table, to_markdown  # noqa: E402
 
 Section = tuple[list[str], list[Path]]  # a section's markdown pieces and the files it drew
 
@@ -313,24 +316,10 @@ def _uts_efficiency(ctx: _Context, u: _Uts, md: list[str], written: list[Path]) 
         ax.set_title(f"UTS parallel efficiency vs granularity, {P} threads", fontsize=10)
         _figure(fig, out_dir, fname, fname, caption(n_u, f_u, note or ""), md, written)
 
-    rows = []
-    for s in series:
-        row = [s]
-        for p in pts:
-            c = ds.cell("uts", p.base, s, P)
-            txt = pct_cell(ds.efficiency(c)) if c else "–"
-            ref = ds.cell("uts", p.base, "plait", P)
-            e, er = (ds.efficiency(c) if c else None), (ds.efficiency(ref) if ref else None)
-            if e and er and s != "plait" and er.median > 0:
-                txt += f" (×{e.median / er.median:.2f})"
-            if c and c.failed_runs:
-                txt += f" **{len(c.failed_runs)} FAILED**"
-            row.append(txt)
-        rows.append(row)
     md.append(f"Efficiency at P={P}, median [min–max] (× ratio to plait). Problems: " + "; ".join(
         f"g={p.g}: {p.description}" + (f", {p.nodes:.0f} nodes, {p.tasks:.0f} tasks" if p.nodes and p.tasks else "")
         for p in pts) + ".\n")
-    md.append(md_table(["runtime", *[p.label for p in pts]], rows) + "\n")
+    md.append(to_markdown(uts_efficiency_table(ds)) + "\n")
 
 
 @_uts_section
@@ -447,38 +436,14 @@ def _fib(ctx: _Context) -> Section:
     fruns = [r for r in runs if r.kernel == "fib"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     done = [False]
-    rows = []
     threads = ds.threads("fib") or [1]
     for base in ds.problems("fib"):
         label = ",".join(f"{k}={v}" for k, v in sorted(base.items()))
-        ts = ds.serial_time("fib", base)
-        for s in ds.series("fib"):
-            xs, sums, fx, fc = [], [], [], []
-            row = [label, s]
-            for t in ([1] if s == "serial" else threads):
-                c = ds.cell("fib", base, s, t)
-                if c is None:
-                    continue
-                ns = c.stat("ns_per_task")
-                tm = c.time
-                if ns is not None and s != "serial":
-                    xs.append(t)
-                    sums.append(ns)
-                if c.failed_runs:
-                    fx.append(t)
-                    fc.append(len(c.failed_runs))
-                cellt = "–" if tm is None else f"{tm.median * 1e3:.2f} ms [{tm.lo * 1e3:.2f}–{tm.hi * 1e3:.2f}]"
-                if ns is not None:
-                    cellt += f", {ns.median:.1f} ns/task"
-                if ts and tm and s != "serial":
-                    cellt += f", {tm.median / ts:.2f}× serial"
-                if c.failed_runs:
-                    cellt += f" **{len(c.failed_runs)} FAILED**"
-                row.append(f"P={t}: {cellt}")
-            rows.append(row[:2] + ["<br>".join(row[2:])])
-            if s != "serial":
-                errbar(ax, xs, sums, f"{s} ({label})" if len(ds.problems("fib")) > 1 else s, **series_style(s))
-                failed_marks(ax, fx, fc, 0, done, s)
+        for s in ds.series("fib", parallel_only=True):
+            xs, sums, fx, fc = _points(((t, ds.cell("fib", base, s, t)) for t in threads),
+                                       lambda c: c.stat("ns_per_task"))
+            errbar(ax, xs, sums, f"{s} ({label})" if len(ds.problems("fib")) > 1 else s, **series_style(s))
+            failed_marks(ax, fx, fc, 0, done, s)
     ax.set_xlabel("threads")
     ax.set_ylabel("ns per task (binary's own ns_per_task)")
     ax.set_xticks(threads)
@@ -487,7 +452,7 @@ def _fib(ctx: _Context) -> Section:
     ax.set_title("fib: cost per spawned task", fontsize=10)
     _figure(fig, out_dir, "fib_overhead.png", "fib",
             caption(sum(1 for r in fruns if r.ok), sum(1 for r in fruns if r.status in FAILED_STATUSES)), md, written)
-    md.append(md_table(["params", "runtime", "median time per run"], rows) + "\n")
+    md.append(to_markdown(fib_table(ds)) + "\n")
     instr_fib = db.latest_instr(con, "fib", sess["commit_hash"])
     if instr_fib:
         md.append("\nInstructions per fib call (serial, callgrind): " + ", ".join(
@@ -531,13 +496,7 @@ def _other_kernels(ctx: _Context) -> Section:
         if k in ("uts", "fib", *LOOP_KERNELS, *AMR_KERNELS):
             continue
         md.append(f"\n### {k}\n")
-        rows = []
-        for c in sorted(ds.cells_for(k), key=lambda c: (json.dumps(c.base, sort_keys=True), c.series, c.threads)):
-            tm = c.time
-            rows.append([",".join(f"{a}={b}" for a, b in sorted(c.base.items())), c.series, str(c.threads),
-                         "–" if tm is None else f"{tm.median:.4f} [{tm.lo:.4f}–{tm.hi:.4f}]",
-                         pct_cell(ds.efficiency(c)), str(len(c.failed_runs))])
-        md.append(md_table(["params", "runtime", "P", "time (s)", "efficiency", "failed"], rows) + "\n")
+        md.append(to_markdown(kernel_table(ds, k)) + "\n")
     return md, []
 
 
@@ -551,12 +510,12 @@ def _failed_runs(ctx: _Context) -> Section:
     ).fetchall()
     md.append("\n## Failed runs\n")
     if failed:
-        md.append(md_table(
+        md.append(to_markdown(Table.of(
             ["run", "kind", "round", "benchmark", "P", "params", "status", "message"],
             [[str(r["id"]), r["kind"], str(r["round"]), f"{r['kernel']}-{r['series']}", str(r["threads"]),
-              ",".join(f"{a}={b}" for a, b in sorted(json.loads(r["params_json"]).items())), f"**{r['status']}**",
-              (r["message"] or "").replace("|", "\\|")] for r in failed],
-        ) + "\n")
+              ",".join(f"{a}={b}" for a, b in sorted(json.loads(r["params_json"]).items())), Mark(FAILED, r["status"]),
+              r["message"] or ""] for r in failed],
+        )) + "\n")
     else:
         md.append("None: every run verified.\n")
     return md, []
@@ -569,14 +528,6 @@ SECTIONS: tuple[Callable[[_Context], Section], ...] = (
 
 
 # ---------------- study 001: the kernel suite ----------------
-
-
-def _ratio(s: Summary | None) -> str:
-    return "–" if s is None else f"{s.median:.3f} [{s.lo:.3f}–{s.hi:.3f}]"
-
-
-def _sfmt(s: Summary | None, unit: str = "", d: int = 1) -> str:
-    return "–" if s is None else f"{s.median:.{d}f}{unit} [{s.lo:.{d}f}–{s.hi:.{d}f}]"
 
 
 def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tuple[list[str], list[Path]]:
@@ -604,24 +555,11 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
     costs = suite.cost_table(ds, ghz)
     if costs:
         fb = suite.spawn_problem(ds)
-        rows = []
-        for c in costs:
-            sp = _sfmt(c.spawn_ns, " ns", 2)
-            if c.spawn_cell is not None and c.spawn_cell.failed_runs:
-                sp += f" **{len(c.spawn_cell.failed_runs)} FAILED**"
-            st = _sfmt(c.steal_ns, " ns", 0)
-            if c.steal_cell is not None and c.steal_cell.failed_runs:
-                st += f" **{len(c.steal_cell.failed_runs)} FAILED**"
-            if c.unconverged:
-                st += f" ({c.unconverged} of {len(c.steal_cell.ok_runs)} runs: --auto did not converge)"
-            rows.append([c.series, sp, _sfmt(c.spawn_cycles, "", 1) if ghz else "–",
-                         "–" if c.tasks is None else f"{c.tasks:.0f}", st, _sfmt(c.steal_cycles, "", 0)])
         n1, f1 = counts(("fib",), lambda r: fb is not None and r.base == fb)
         n2, f2 = counts("steal")
         ts = ds.serial_time("fib", fb) if fb is not None else None
         md.append("\n### Table 1. Inlined spawn/join cost and 2-core steal cost\n")
-        md.append(md_table(["runtime", "spawn/join (ns)", "spawn/join (cycles)", "tasks per run",
-                            "steal cost, P=2 (ns)", "steal cost, P=2 (cycles)"], rows, escape=True) + "\n")
+        md.append(to_markdown(cost_table(costs, ghz, ghz_src)) + "\n")
         md.append(
             "\n*Spawn/join = (T_rt,1 − T_serial) / tasks from fib"
             + (f" ({' '.join(f'{k}={v}' for k, v in sorted(fb.items()))}, a task per call, one thread; "
@@ -634,15 +572,10 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
     # Table 4
     series, orows = suite.overhead_table(ds)
     if orows:
-        rows = []
-        for r in orows:
-            st = suite._fmt(r.t_serial, " s", 4) + (f" **{r.serial_failed} FAILED**" if r.serial_failed else "")
-            cells = r.texts(series, _ratio, lambda nf: f" **{nf} FAILED**")
-            rows.append([r.problem.kernel, r.problem.cutoff_text, r.problem.label, st, *cells])
         ks = tuple(sorted({r.problem.kernel for r in orows}))
         n4, f4 = counts(ks, lambda r: r.threads == 1)
         md.append("\n### Table 4. One-thread overhead normalised to serial (T_rt,1 / T_serial)\n")
-        md.append(md_table(["kernel", "cut-off", "problem", "T_serial", *series], rows, escape=True) + "\n")
+        md.append(to_markdown(overhead_table(series, orows)) + "\n")
         md.append(f"\n*1.000 = as fast as the serial elision. {caption(n4, f4, 'runs at one thread and serial runs')}.*\n")
 
     # speedup figures, one PNG per kernel (a panel per cut-off class)
@@ -680,10 +613,7 @@ def suite_section(ds: Dataset, out_dir: Path, caption, ghz_fallback=None) -> tup
     # targets
     tg = suite.targets(ds, ghz, costs)
     md.append("\n### Targets (study 001)\n")
-    md.append(md_table(["target", "scope", "Plait", "reference", "verdict", "paired interval"],
-                       [[t.target, t.scope, t.plait, t.reference,
-                         {"met": "**met**", "not met": "**NOT MET**"}.get(t.verdict, t.verdict), t.interval]
-                        for t in tg], escape=True) + "\n")
+    md.append(to_markdown(targets_table(tg)) + "\n")
     nm = sum(1 for t in tg if t.verdict == "met")
     nn = sum(1 for t in tg if t.verdict == "not met")
     md.append(f"\n*{nm} met, {nn} not met, {len(tg) - nm - nn} without data; fine rows compare each peer with the "

@@ -234,14 +234,9 @@ class OverheadRow:
     serial_failed: int
     cells: dict[str, tuple[Summary | None, int]] = field(default_factory=dict)  # series -> (ratio, failed)
 
-    def texts(self, series: list[str], fmt: Callable[[Summary | None], str], failed: Callable[[int], str]) -> list[str]:
-        """A cell per series, for the Markdown table and the terminal's: fmt(ratio), then failed(n) when n of
-        its runs failed; empty where the series has no run of the problem."""
-        out = []
-        for s in series:
-            v, nf = self.cells.get(s, (None, -1))
-            out.append("" if nf < 0 else fmt(v) + (failed(nf) if nf else ""))
-        return out
+    def of(self, series: str) -> tuple[Summary | None, int] | None:
+        """The series' ratio and its failed runs; None where the series has no run of the problem."""
+        return self.cells.get(series)
 
 
 def overhead_table(ds: Dataset) -> tuple[list[str], list[OverheadRow]]:
