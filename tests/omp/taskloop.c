@@ -87,17 +87,14 @@ int main(void) {
   #pragma omp parallel
   #pragma omp single
   {
-    static const int gs[] = {1, 7, 100, 999, 1000, 5000};
+    /* grainsizes and task counts: below, at and above the iteration count N */
+    static const int gs[] = {1, 7, 100, 999, 1000, 5000}, nts[] = {1, 3, 8, 999, 1000, 4000};
     for (unsigned c = 0; c < sizeof gs / sizeof gs[0]; ++c) {
-      int g = gs[c];
+      int g = gs[c], t = nts[c];
       RECORDED_TASKLOOP("omp taskloop grainsize(g) firstprivate(cnt)");
       check_grainsize("grainsize", N, g, 0);
       RECORDED_TASKLOOP("omp taskloop grainsize(strict: g) firstprivate(cnt)");
       check_grainsize("grainsize(strict:)", N, g, 1);
-    }
-    static const int nts[] = {1, 3, 8, 999, 1000, 4000};
-    for (unsigned c = 0; c < sizeof nts / sizeof nts[0]; ++c) {
-      int t = nts[c];
       RECORDED_TASKLOOP("omp taskloop num_tasks(t) firstprivate(cnt)");
       check_num_tasks("num_tasks", N, t, 0);
       RECORDED_TASKLOOP("omp taskloop num_tasks(strict: t) firstprivate(cnt)");
