@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, MPI_RUNTIMES, PARALLEL_RUNTIMES,
-                       RUNTIMES, BinDirs, binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
+from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, MPI_RUNTIMES, RUNTIMES, BinDirs,
+                       HelpInfo, binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
 
 
 class StudyError(Exception):
@@ -341,9 +341,21 @@ def _product(d: dict[str, list]) -> list[dict[str, Any]]:
 
 
 def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, check_binaries: bool = True) -> Study:
-    """Parse and validate a study file. Raises StudyError naming every problem found."""
+    """A study file in three stages: parse (the file to TOML data), validate (every problem at once,
+    the settings and the benchmarks' specs), expand (the specs to configurations). Raises StudyError
+    naming every problem found."""
     path = Path(path)
-    np = np or nproc()
+    text, data = parse_study(path)
+    valid = validate_study(data, path, np or nproc(), bins, check_binaries)
+    configs = expand_study(valid.benches)
+    if not configs:
+        raise StudyError(str(path), ["the study expands to no configurations"])
+    return Study(path=path, text=text, settings=valid.settings, configs=configs, env=valid.env,
+                 runtime_env=valid.runtime_env)
+
+
+def parse_study(path: Path) -> tuple[str, dict[str, Any]]:
+    """Stage 1: the file's text and its TOML data, or a StudyError of one line."""
     where_file = str(path)
     if not path.is_file():
         raise StudyError(where_file, [f"no such study file (looked for {path})"])
@@ -357,18 +369,72 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         raise StudyError(where_file, [f"not a text file: byte 0x{raw[e.start]:02x} at offset {e.start} is not UTF-8 "
                                       f"(a study file is TOML, docs/plait-bench.md)"]) from None
     try:
-        data = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError(where_file, [f"malformed TOML: {e}"]) from None
     except RecursionError:
         raise StudyError(where_file, ["malformed TOML: arrays or tables nested too deeply"]) from None
 
+
+@dataclass
+class BenchSpec:
+    """One [[benchmark]] table, validated: what expand_study multiplies out."""
+
+    kernel: str
+    runtimes: list[tuple[str, str]]  # (runtime, compiler) pairs, each once, in the file's order
+    threads: list[int]
+    ranks: list[int] | None  # MPI runs as a grid of rank counts × threads values
+    timeout_s: float
+    fixed: dict[str, Any]
+    sweep: dict[str, list]
+    cases: list[dict[str, Any]]
+    runtime_params: dict[str, dict[str, list]]
+
+
+@dataclass
+class ValidStudy:
+    settings: StudySettings
+    env: dict[str, str]
+    runtime_env: dict[str, dict[str, str]]
+    benches: list[BenchSpec]
+
+
+def validate_study(data: dict[str, Any], path: Path, np: int, bins: BinDirs | None = None,
+                   check_binaries: bool = True) -> ValidStudy:
+    """Stage 2: the [study] settings, [env] and the benchmarks' specs; a StudyError lists every
+    problem found. A benchmark's parameters are checked against its binaries' --help when
+    ``check_binaries`` (and the binaries' directories are given), else against the built-in list."""
     problems: list[str] = []
     for k in data:
         if k not in TOP_KEYS:
             problems.append(f"unknown top-level table '{k}'; accepted: {', '.join(sorted(TOP_KEYS))}")
+    settings = _validate_settings(data.get("study", {}), path, problems)
+    env, runtime_env = _validate_env(data.get("env", {}), problems)
 
-    st = data.get("study", {})
+    benches = data.get("benchmark")
+    if benches is None:
+        problems.append("no [[benchmark]] tables: a study needs at least one")
+        benches = []
+    if not isinstance(benches, list):
+        problems.append("benchmark must be an array of tables ([[benchmark]])")
+        benches = []
+    known = set(KNOWN_KERNELS) | (bins.built_kernels() if bins else set())
+    specs = []
+    for i, b in enumerate(benches, 1):
+        spec = _validate_benchmark(b, f"benchmark[{i}]", settings, known, np, bins, problems)
+        if spec is not None:
+            where = f"benchmark[{i}] ({spec.kernel})"
+            _check_params(spec, where, bins if check_binaries else None, problems)
+            if not spec.runtimes:
+                problems.append(f"{where}: no runtimes selected")
+            specs.append(spec)
+    if problems:
+        raise StudyError(str(path), problems)
+    return ValidStudy(settings, env, runtime_env, specs)
+
+
+def _validate_settings(st: Any, path: Path, problems: list[str]) -> StudySettings:
+    """The [study] table's settings; each bad one is a problem and keeps its default."""
     if not isinstance(st, dict):
         problems.append("[study] must be a table")
         st = {}
@@ -416,8 +482,11 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
         problems.append(f"study.omp_stacksize: {omp_stack!r} is not a stack size; accepted: a string of a number "
                         f"with an optional B, K, M or G suffix (default K), at most 64G")
     settings.omp_stacksize = str(omp_stack)
+    return settings
 
-    env_tbl = data.get("env", {})
+
+def _validate_env(env_tbl: Any, problems: list[str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """[env]: the variables of every run, and each runtime's own table of them."""
     env: dict[str, str] = {}
     runtime_env: dict[str, dict[str, str]] = {}
     if not isinstance(env_tbl, dict):
@@ -431,211 +500,235 @@ def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, c
             runtime_env[k] = {str(a): _fmt_value(b) for a, b in v.items()}
         else:
             env[str(k)] = _fmt_value(v)
+    return env, runtime_env
 
-    benches = data.get("benchmark")
-    if benches is None:
-        problems.append("no [[benchmark]] tables: a study needs at least one")
-        benches = []
-    if not isinstance(benches, list):
-        problems.append("benchmark must be an array of tables ([[benchmark]])")
-        benches = []
 
-    bins_known = bins.built_kernels() if bins else set()
-    configs: dict[str, Config] = {}
-    for i, b in enumerate(benches):
-        where = f"benchmark[{i + 1}]"
-        if not isinstance(b, dict):
-            problems.append(f"{where}: must be a table")
-            continue
-        for k in b:
-            if k not in BENCH_KEYS:
-                problems.append(f"{where}.{k}: unknown key; accepted: {', '.join(sorted(BENCH_KEYS))}")
-        kernel = b.get("kernel")
-        if not isinstance(kernel, str):
-            problems.append(f"{where}: 'kernel' (the benchmark name) is missing")
-            continue
-        known = set(KNOWN_KERNELS) | bins_known
-        if kernel not in known:
-            gone = _missing_bin_dirs(bins)
-            if gone:
-                problems.append(f"{where}: benchmark '{kernel}' cannot be looked up: {'; '.join(gone)} "
-                                f"(names known without binaries: {', '.join(sorted(known))})")
-            else:
-                problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
-            continue
-        where = f"{where} ({kernel})"
-        # Default: every single-process runtime; MPI builds exist for a few kernels only and are
-        # asked for by name (docs/plait-bench.md, "MPI runs").
-        rts = b.get("runtimes", [r for r in RUNTIMES if r not in MPI_RUNTIMES])
-        if isinstance(rts, str):
-            rts = [rts]
-        # "plait@clang": the runtime's binary from the clang tree (registry.parse_runtime)
-        specs: list[tuple[str, str]] = []
-        for r in rts:
-            try:
-                spec = parse_runtime(str(r))
-            except ValueError as e:
-                problems.append(f"{where}.runtimes: {e}")
-                continue
-            if spec not in specs:
-                specs.append(spec)
-        rts = list(dict.fromkeys(rt for rt, _ in specs))  # the runtimes, each once
-        threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
-        # A ranks list makes the MPI runs a grid: each rank count × each threads value as workers
-        # per rank. Without it an MPI run is P ranks of one worker at each threads value.
-        ranks: list[int] | None = None
-        if "ranks" in b:
-            ranks = _parse_threads(b["ranks"], where, problems, np, key="ranks")
-            if not any(r in MPI_RUNTIMES for r in rts):
-                problems.append(f"{where}.ranks: only MPI runs have ranks, and this benchmark's runtimes "
-                                f"({', '.join(rts) or 'none'}) have none; accepted: ranks with runtimes including "
-                                f"{', '.join(MPI_RUNTIMES)}")
-            for r in ranks:
-                for t in threads:
-                    if r * t > MAX_THREADS:
-                        problems.append(f"{where}: {r} ranks × {t} threads is {r * t} processing elements; "
-                                        f"accepted: at most {MAX_THREADS}")
-                        break
-        timeout = b.get("timeout_s", settings.timeout_s)
-        if not _timeout_ok(timeout):
-            problems.append(f"{where}.timeout_s: {timeout!r} {_timeout_why(timeout)}; accepted: seconds, a number > 0 "
-                            f"and <= {MAX_TIMEOUT_S:g}")
-            timeout = settings.timeout_s
+def _validate_benchmark(b: Any, where: str, settings: StudySettings, known: set[str], np: int,
+                        bins: BinDirs | None, problems: list[str]) -> BenchSpec | None:
+    """One [[benchmark]] table's keys, kernel, runtimes, threads, ranks, timeout and parameter
+    tables; None when it cannot be expanded at all (its problems are listed)."""
+    if not isinstance(b, dict):
+        problems.append(f"{where}: must be a table")
+        return None
+    for k in b:
+        if k not in BENCH_KEYS:
+            problems.append(f"{where}.{k}: unknown key; accepted: {', '.join(sorted(BENCH_KEYS))}")
+    kernel = b.get("kernel")
+    if not isinstance(kernel, str):
+        problems.append(f"{where}: 'kernel' (the benchmark name) is missing")
+        return None
+    if kernel not in known:
+        gone = _missing_bin_dirs(bins)
+        if gone:
+            problems.append(f"{where}: benchmark '{kernel}' cannot be looked up: {'; '.join(gone)} "
+                            f"(names known without binaries: {', '.join(sorted(known))})")
+        else:
+            problems.append(f"{where}: unknown benchmark '{kernel}'; known: {', '.join(sorted(known))}")
+        return None
+    where = f"{where} ({kernel})"
+    specs = _runtime_specs(b, where, problems)
+    rts = list(dict.fromkeys(rt for rt, _ in specs))  # the runtimes, each once
+    threads = _parse_threads(b.get("threads", "1..nproc"), where, problems, np)
+    ranks = _parse_ranks(b, where, rts, threads, np, problems)
+    timeout = b.get("timeout_s", settings.timeout_s)
+    if not _timeout_ok(timeout):
+        problems.append(f"{where}.timeout_s: {timeout!r} {_timeout_why(timeout)}; accepted: seconds, a number > 0 "
+                        f"and <= {MAX_TIMEOUT_S:g}")
+        timeout = settings.timeout_s
+    tables = _param_tables(b, where, rts, problems)
+    if tables is None:
+        return None
+    return BenchSpec(kernel, specs, threads, ranks, float(timeout), *tables)
 
-        fixed = b.get("params", {})
-        sweep = b.get("sweep", {})
-        cases = b.get("cases", [{}])
-        rparams = b.get("runtime_params", {})
-        ok = True
-        for nm, v in (("params", fixed), ("sweep", sweep), ("runtime_params", rparams)):
-            if not isinstance(v, dict):
-                problems.append(f"{where}.{nm}: must be a table")
-                ok = False
-        if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases) or not cases:
-            problems.append(f"{where}.cases: must be a non-empty array of tables")
+
+def _param_tables(b: dict[str, Any], where: str, rts: list[str],
+                  problems: list[str]) -> tuple[dict, dict[str, list], list[dict], dict[str, dict[str, list]]] | None:
+    """A benchmark's params, sweep, cases and runtime_params (each runtime's values as lists); None
+    when one of them is not a table (or cases not an array of them)."""
+    fixed = b.get("params", {})
+    sweep = b.get("sweep", {})
+    cases = b.get("cases", [{}])
+    rparams = b.get("runtime_params", {})
+    ok = True
+    for nm, v in (("params", fixed), ("sweep", sweep), ("runtime_params", rparams)):
+        if not isinstance(v, dict):
+            problems.append(f"{where}.{nm}: must be a table")
             ok = False
-        if not ok:
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases) or not cases:
+        problems.append(f"{where}.cases: must be a non-empty array of tables")
+        ok = False
+    if not ok:
+        return None
+    for k, v in sweep.items():
+        if not isinstance(v, list) or not v:
+            problems.append(f"{where}.sweep.{k}: must be a non-empty list of values")
+    sweep = {k: v for k, v in sweep.items() if isinstance(v, list) and v}
+    for rt, tbl in rparams.items():
+        if rt not in RUNTIMES:
+            problems.append(f"{where}.runtime_params.{rt}: unknown runtime; accepted: {', '.join(RUNTIMES)}")
+        elif rt not in rts:
+            problems.append(f"{where}.runtime_params.{rt}: {rt} is not among this benchmark's runtimes ({', '.join(rts)})")
+        elif not isinstance(tbl, dict):
+            problems.append(f"{where}.runtime_params.{rt}: must be a table of name = [values]")
+    rparams = {
+        rt: {k: (v if isinstance(v, list) else [v]) for k, v in tbl.items()}
+        for rt, tbl in rparams.items()
+        if rt in RUNTIMES and isinstance(tbl, dict)
+    }
+    return fixed, sweep, cases, rparams
+
+
+def _runtime_specs(b: dict[str, Any], where: str, problems: list[str]) -> list[tuple[str, str]]:
+    """The benchmark's (runtime, compiler) pairs, each once. Default: every single-process runtime;
+    MPI builds exist for a few kernels only and are asked for by name (docs/plait-bench.md, "MPI runs")."""
+    rts = b.get("runtimes", [r for r in RUNTIMES if r not in MPI_RUNTIMES])
+    if isinstance(rts, str):
+        rts = [rts]
+    # "plait@clang": the runtime's binary from the clang tree (registry.parse_runtime)
+    specs: list[tuple[str, str]] = []
+    for r in rts:
+        try:
+            spec = parse_runtime(str(r))
+        except ValueError as e:
+            problems.append(f"{where}.runtimes: {e}")
             continue
-        for k, v in sweep.items():
-            if not isinstance(v, list) or not v:
-                problems.append(f"{where}.sweep.{k}: must be a non-empty list of values")
-        sweep = {k: v for k, v in sweep.items() if isinstance(v, list) and v}
-        for rt, tbl in rparams.items():
-            if rt not in RUNTIMES:
-                problems.append(f"{where}.runtime_params.{rt}: unknown runtime; accepted: {', '.join(RUNTIMES)}")
-            elif rt not in rts:
-                problems.append(f"{where}.runtime_params.{rt}: {rt} is not among this benchmark's runtimes ({', '.join(rts)})")
-            elif not isinstance(tbl, dict):
-                problems.append(f"{where}.runtime_params.{rt}: must be a table of name = [values]")
-        rparams = {
-            rt: {k: (v if isinstance(v, list) else [v]) for k, v in tbl.items()}
-            for rt, tbl in rparams.items()
-            if rt in RUNTIMES and isinstance(tbl, dict)
-        }
+        if spec not in specs:
+            specs.append(spec)
+    return specs
 
-        common_names = set(fixed) | set(sweep) | {k for c in cases for k in c}
-        out_of_range: set[tuple[str, str]] = set()
-        # Parameter names: the binaries' own --help is authoritative; else the built-in list.
-        for rt in rts:
-            names = common_names | set(rparams.get(rt, {}))
-            reserved = names & DRIVER_OPTIONS
-            if reserved:
-                problems.append(
-                    f"{where}: {', '.join(sorted(reserved))} set by the study tool itself (use threads/rounds/"
-                    f"binary_warmup), not a parameter"
-                )
-            info = None
-            if bins is not None and check_binaries:
-                exe = bins.binary(kernel, rt, next(c for r, c in specs if r == rt))
-                if exe.is_file():
-                    info = binary_help(exe)
-            if info is not None:
-                accepted = {o for o in info.options if o not in DRIVER_OPTIONS} | {
-                    a for a, n in info.aliases.items() if n not in DRIVER_OPTIONS
-                }
-                source = f"{kernel}-{rt} --help"
-                ranges = {k: info.ranges[info.long_name(k)] for k in accepted if info.long_name(k) in info.ranges}
-            elif kernel in KNOWN_KERNELS:
-                accepted = set(KNOWN_KERNELS[kernel]["params"]) | set(KNOWN_KERNELS[kernel]["runtime_params"].get(rt, ()))
-                source = "built-in list"
-                ranges = KNOWN_KERNELS[kernel].get("ranges", {})
-            else:
-                continue
-            for n in sorted(names - accepted - DRIVER_OPTIONS):
-                problems.append(
-                    f"{where}: unknown parameter '{n}' for {kernel}-{rt}; accepted ({source}): "
-                    f"{', '.join(sorted(accepted)) or '(none)'}"
-                )
-            values: dict[str, set] = {}
-            for d in [fixed, *cases]:
-                for k, v in d.items():
-                    values.setdefault(k, set()).add(_fmt_value(v))
-            for k, vs in list(sweep.items()) + list(rparams.get(rt, {}).items()):
-                values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
-            for k, vs in sorted(values.items()):
-                if k not in ranges:
-                    continue
-                kind, lo, hi, *open_ = ranges[k]  # (kind, lo, hi[, lo_open, hi_open])
-                for v in sorted(vs):
-                    why = range_problem(v, kind, lo, hi, *open_)
-                    if why and (k, v) not in out_of_range:
-                        out_of_range.add((k, v))  # once per value, not once per runtime
-                        problems.append(f"{where}: parameter {k}: {why}; accepted: {fmt_range(kind, lo, hi, *open_)} "
-                                        f"({source})")
-            if info is not None:
-                for k, vs in values.items():
-                    if info.aliases.get(k, k) in info.flags:
-                        for v in sorted(v for v in vs if v.lower() not in FLAG_VALUES):
-                            problems.append(f"{where}: {kernel}-{rt} --{k} takes no value: write {k} = true or false, not '{v}'")
-                        continue
-                    ch = info.choices.get(info.aliases.get(k, k))
-                    if ch:
-                        for v in sorted(vs - set(ch)):
-                            problems.append(f"{where}: {kernel}-{rt} --{k}: unknown value '{v}'; accepted: {', '.join(ch)}")
 
-        for case in cases:
-            for combo in _product(sweep):
-                base = dict(fixed)
-                base.update(case)
-                base.update(combo)
-                for rt, comp in specs:
-                    rp = rparams.get(rt, {})
-                    for extra in _product(rp):
+def _parse_ranks(b: dict[str, Any], where: str, rts: list[str], threads: list[int], np: int,
+                 problems: list[str]) -> list[int] | None:
+    """A ranks list makes the MPI runs a grid: each rank count × each threads value as workers per
+    rank. Without it (None) an MPI run is P ranks of one worker at each threads value."""
+    if "ranks" not in b:
+        return None
+    ranks = _parse_threads(b["ranks"], where, problems, np, key="ranks")
+    if not any(r in MPI_RUNTIMES for r in rts):
+        problems.append(f"{where}.ranks: only MPI runs have ranks, and this benchmark's runtimes "
+                        f"({', '.join(rts) or 'none'}) have none; accepted: ranks with runtimes including "
+                        f"{', '.join(MPI_RUNTIMES)}")
+    for r in ranks:
+        for t in threads:
+            if r * t > MAX_THREADS:
+                problems.append(f"{where}: {r} ranks × {t} threads is {r * t} processing elements; "
+                                f"accepted: at most {MAX_THREADS}")
+                break
+    return ranks
+
+
+def _check_params(spec: BenchSpec, where: str, bins: BinDirs | None, problems: list[str]) -> None:
+    """Parameter names, values and ranges for each runtime of a benchmark: the binaries' own --help
+    is authoritative; without binaries, the built-in list."""
+    kernel = spec.kernel
+    common_names = set(spec.fixed) | set(spec.sweep) | {k for c in spec.cases for k in c}
+    out_of_range: set[tuple[str, str]] = set()
+    for rt in dict.fromkeys(rt for rt, _ in spec.runtimes):
+        names = common_names | set(spec.runtime_params.get(rt, {}))
+        reserved = names & DRIVER_OPTIONS
+        if reserved:
+            problems.append(
+                f"{where}: {', '.join(sorted(reserved))} set by the study tool itself (use threads/rounds/"
+                f"binary_warmup), not a parameter"
+            )
+        # the runtime's first build in the file speaks for its parameters
+        info = None
+        if bins is not None:
+            exe = bins.binary(kernel, rt, next(c for r, c in spec.runtimes if r == rt))
+            if exe.is_file():
+                info = binary_help(exe)
+        if info is not None:
+            accepted = {o for o in info.options if o not in DRIVER_OPTIONS} | {
+                a for a, n in info.aliases.items() if n not in DRIVER_OPTIONS
+            }
+            source = f"{kernel}-{rt} --help"
+            ranges = {k: info.ranges[info.long_name(k)] for k in accepted if info.long_name(k) in info.ranges}
+        elif kernel in KNOWN_KERNELS:
+            accepted = set(KNOWN_KERNELS[kernel]["params"]) | set(KNOWN_KERNELS[kernel]["runtime_params"].get(rt, ()))
+            source = "built-in list"
+            ranges = KNOWN_KERNELS[kernel].get("ranges", {})
+        else:
+            continue
+        for n in sorted(names - accepted - DRIVER_OPTIONS):
+            problems.append(
+                f"{where}: unknown parameter '{n}' for {kernel}-{rt}; accepted ({source}): "
+                f"{', '.join(sorted(accepted)) or '(none)'}"
+            )
+        values = _param_values(spec, rt)
+        _check_ranges(values, ranges, source, where, out_of_range, problems)
+        if info is not None:
+            _check_choices(values, info, f"{where}: {kernel}-{rt}", problems)
+
+
+def _param_values(spec: BenchSpec, rt: str) -> dict[str, set[str]]:
+    """Every value each parameter takes in the runtime's configurations, as given to the binary."""
+    values: dict[str, set] = {}
+    for d in [spec.fixed, *spec.cases]:
+        for k, v in d.items():
+            values.setdefault(k, set()).add(_fmt_value(v))
+    for k, vs in list(spec.sweep.items()) + list(spec.runtime_params.get(rt, {}).items()):
+        values.setdefault(k, set()).update(_fmt_value(v) for v in vs)
+    return values
+
+
+def _check_ranges(values: dict[str, set[str]], ranges: dict, source: str, where: str,
+                  out_of_range: set[tuple[str, str]], problems: list[str]) -> None:
+    for k, vs in sorted(values.items()):
+        if k not in ranges:
+            continue
+        kind, lo, hi, *open_ = ranges[k]  # (kind, lo, hi[, lo_open, hi_open])
+        for v in sorted(vs):
+            why = range_problem(v, kind, lo, hi, *open_)
+            if why and (k, v) not in out_of_range:
+                out_of_range.add((k, v))  # once per value, not once per runtime
+                problems.append(f"{where}: parameter {k}: {why}; accepted: {fmt_range(kind, lo, hi, *open_)} "
+                                f"({source})")
+
+
+def _check_choices(values: dict[str, set[str]], info: HelpInfo, where: str, problems: list[str]) -> None:
+    """Options without a value take true or false; options with choices one of them (--help)."""
+    for k, vs in values.items():
+        if info.aliases.get(k, k) in info.flags:
+            for v in sorted(v for v in vs if v.lower() not in FLAG_VALUES):
+                problems.append(f"{where} --{k} takes no value: write {k} = true or false, not '{v}'")
+            continue
+        ch = info.choices.get(info.aliases.get(k, k))
+        if ch:
+            for v in sorted(vs - set(ch)):
+                problems.append(f"{where} --{k}: unknown value '{v}'; accepted: {', '.join(ch)}")
+
+
+def expand_study(benches: list[BenchSpec]) -> list[Config]:
+    """Stage 3: every benchmark's cases × sweep × runtimes × runtime parameters × shapes as
+    configurations; identical ones from several [[benchmark]] tables run once, with the longest timeout."""
+    configs: dict[str, Config] = {}
+    for spec in benches:
+        for case in spec.cases:
+            for combo in _product(spec.sweep):
+                base = {**spec.fixed, **case, **combo}
+                for rt, comp in spec.runtimes:
+                    for extra in _product(spec.runtime_params.get(rt, {})):
                         ps = {k: _fmt_value(v) for k, v in {**base, **extra}.items()}
-                        if rt == "serial":
-                            shapes = [(1, 0)]
-                        elif rt not in MPI_RUNTIMES:
-                            shapes = [(p, 0) for p in threads]
-                        elif ranks is None:
-                            shapes = [(p, p) for p in threads]
-                        else:
-                            shapes = [(r * t, r) for r in ranks for t in threads]
-                        for p, nranks in shapes:
-                            c = Config(
-                                kernel=kernel,
-                                runtime=rt,
-                                threads=p,
-                                params=tuple(sorted(ps.items())),
-                                runtime_params=tuple(sorted(extra)),
-                                timeout_s=float(timeout),
-                                compiler=comp,
-                                ranks=nranks,
-                            )
-                            # identical configurations from several [[benchmark]] tables run once
-                            if c.key in configs:
-                                old = configs[c.key]
-                                if c.timeout_s > old.timeout_s:
-                                    configs[c.key] = c
-                            else:
+                        for p, nranks in _shapes(rt, spec.threads, spec.ranks):
+                            c = Config(kernel=spec.kernel, runtime=rt, threads=p, params=tuple(sorted(ps.items())),
+                                       runtime_params=tuple(sorted(extra)), timeout_s=spec.timeout_s, compiler=comp,
+                                       ranks=nranks)
+                            old = configs.get(c.key)
+                            if old is None or c.timeout_s > old.timeout_s:
                                 configs[c.key] = c
-        if not any(r in PARALLEL_RUNTIMES for r in rts) and not rts:
-            problems.append(f"{where}: no runtimes selected")
+    return list(configs.values())
 
-    if problems:
-        raise StudyError(where_file, problems)
-    if not configs:
-        raise StudyError(where_file, ["the study expands to no configurations"])
-    return Study(path=path, text=text, settings=settings, configs=list(configs.values()), env=env, runtime_env=runtime_env)
+
+def _shapes(rt: str, threads: list[int], ranks: list[int] | None) -> list[tuple[int, int]]:
+    """A runtime's (P, ranks) pairs: serial runs once, single-process runtimes at each threads
+    value, MPI runs as P ranks of one worker or as the ranks × threads grid."""
+    if rt == "serial":
+        return [(1, 0)]
+    if rt not in MPI_RUNTIMES:
+        return [(p, 0) for p in threads]
+    if ranks is None:
+        return [(p, p) for p in threads]
+    return [(r * t, r) for r in ranks for t in threads]
 
 
 def _timeout_ok(t: Any) -> bool:
