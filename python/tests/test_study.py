@@ -217,6 +217,45 @@ def test_missing_binaries_listed(write_study, fake_bins):
     assert missing_binaries(st, fake_bins) == [fake_bins.gcc / "uts-gomp"]
 
 
+def test_a_run_looks_up_each_binary_once(write_study, fake_bins, tmp_path, monkeypatch):
+    """plait-bench run: each (kernel, runtime, compiler) binary is looked up and asked for its --help
+    once for the study (its validation, the missing-binary check, all of its runs), not once per run."""
+    from click.testing import CliRunner
+
+    from plait_bench import cli, registry, study, sweep
+
+    looked_up, asked = Counter(), Counter()
+    binary, binary_help = registry.BinDirs.binary, registry.binary_help
+
+    def counted_binary(self, kernel, runtime, compiler=""):
+        looked_up[kernel, runtime, compiler] += 1
+        return binary(self, kernel, runtime, compiler)
+
+    def counted_help(path):
+        asked[path] += 1
+        return binary_help(path)
+
+    monkeypatch.setattr(registry.BinDirs, "binary", counted_binary)
+    for mod in (registry, study, sweep, cli):  # wherever it is imported
+        if hasattr(mod, "binary_help"):
+            monkeypatch.setattr(mod, "binary_help", counted_help)
+    path = write_study(study_text(
+        "once", 2, 0, 3,
+        bench_text("uts", ["serial", "plait", "plait@clang", "tbb"], '"1..2"',
+                   '{ type = "binomial", b0 = 100, q = 0.12, m = 8, seed = 1 }', "sweep = { g = [1, 4] }\n"),
+        bench_text("fib", ["serial", "plait"], '"1..2"', "{ n = 10 }", "sweep = { cutoff = [2, 4] }\n"),
+        extra="timeout_s = 10\n"))
+    env = {"PLAIT_BENCH_GCC_BIN": str(fake_bins.gcc), "PLAIT_BENCH_CLANG_BIN": str(fake_bins.clang),
+           "PLAIT_BENCH_DB": str(tmp_path / "once.db")}
+    r = CliRunner().invoke(cli.main, ["run", str(path), "--no-summary"], env=env)
+    assert r.exit_code == 0, r.output
+    assert "20 configurations, 40 runs" in r.output
+    binaries = {("uts", rt, comp) for rt, comp in (("serial", ""), ("plait", ""), ("plait", "clang"), ("tbb", ""))}
+    binaries |= {("fib", "serial", ""), ("fib", "plait", "")}
+    assert looked_up == Counter(binaries)
+    assert asked == Counter(binary(fake_bins, *b) for b in binaries)
+
+
 def test_repository_studies_are_valid():
     root = find_root()
     for name in ("quick", "olivier2020"):

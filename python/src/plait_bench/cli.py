@@ -223,8 +223,9 @@ def plan(ctx, study: str, rounds: int | None) -> None:
     t = Table(title=escape(f"study '{st.name}' ({st.path}): {len(st.configs)} configurations, {len(p)} runs, nproc={nproc()}"))
     for c in ("benchmark", "runtime", "P", "params", "binary"):
         t.add_column(c)
+    found = st.binaries_in(ctx["bins"])
     for c in sorted(st.configs, key=lambda c: c.key):
-        exe = ctx["bins"].binary(c.kernel, c.runtime, c.compiler)
+        exe = found.path(c.kernel, c.runtime, c.compiler)
         shape = " = {}×{}".format(*c.mpi_shape) if c.runtime in MPI_RUNTIMES else ""  # ranks × threads per rank
         t.add_row(c.kernel, escape(c.series), f"{c.threads}{shape}", escape(" ".join(f"{k}={v}" for k, v in c.params)),
                   escape(str(exe)) if exe.is_file() else f"[red]MISSING {escape(str(exe))}[/]")

@@ -379,3 +379,37 @@ def binary_help(path: Path) -> HelpInfo | None:
         info = None
     _help_cache[key] = info
     return info
+
+
+class StudyBinaries:
+    """The benchmark binaries of one study in one pair of directories, each looked up once: a
+    (kernel, runtime, compiler) binary's path and --help, and an OpenMP library's preload, are found
+    on the first ask and kept for every later one (the study's validation, the missing-binary check,
+    each of its runs)."""
+
+    def __init__(self, bins: BinDirs):
+        self.bins = bins
+        self._paths: dict[tuple[str, str, str], Path] = {}
+        self._help: dict[tuple[str, str, str], HelpInfo | None] = {}
+        self._preloads: dict[str, tuple[Path | None, str]] = {}
+
+    def path(self, kernel: str, runtime: str, compiler: str = "") -> Path:
+        key = (kernel, runtime, compiler)
+        if key not in self._paths:
+            self._paths[key] = self.bins.binary(*key)
+        return self._paths[key]
+
+    def help(self, kernel: str, runtime: str, compiler: str = "") -> HelpInfo | None:
+        """The binary's --help; None while it is not a file (asked again then, as it may be built)."""
+        key = (kernel, runtime, compiler)
+        if key not in self._help:
+            exe = self.path(*key)
+            if not exe.is_file():
+                return None
+            self._help[key] = binary_help(exe)
+        return self._help[key]
+
+    def omp_preload(self, tag: str) -> tuple[Path | None, str]:
+        if tag not in self._preloads:
+            self._preloads[tag] = self.bins.omp_preload(tag)
+        return self._preloads[tag]

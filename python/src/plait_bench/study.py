@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .registry import (DRIVER_OPTIONS, KNOWN_KERNELS, MAX_BINARY_WARMUP, MAX_THREADS, MPI_RUNTIMES, RUNTIMES, BinDirs,
-                       HelpInfo, binary_help, fmt_range, parse_runtime, range_problem, runtime_label)
+                       HelpInfo, StudyBinaries, fmt_range, parse_runtime, range_problem, runtime_label)
 
 
 class StudyError(Exception):
@@ -205,10 +205,19 @@ class Study:
     configs: list[Config]
     env: dict[str, str] = field(default_factory=dict)
     runtime_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    # its binaries, each looked up once (binaries_in)
+    binaries: StudyBinaries | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.settings.name
+
+    def binaries_in(self, bins: BinDirs) -> StudyBinaries:
+        """The study's binaries in these directories: the ones load_study looked up, kept for the
+        missing-binary check and every run, or a new lookup for other directories."""
+        if self.binaries is None or self.binaries.bins != bins:
+            self.binaries = StudyBinaries(bins)
+        return self.binaries
 
     def plan(self) -> list[PlannedRun]:
         """Warm-ups first (round 0), then ``rounds`` rounds: every configuration once per round, the
@@ -343,15 +352,17 @@ def _product(d: dict[str, list]) -> list[dict[str, Any]]:
 def load_study(path: Path, bins: BinDirs | None = None, np: int | None = None, check_binaries: bool = True) -> Study:
     """A study file in three stages: parse (the file to TOML data), validate (every problem at once,
     the settings and the benchmarks' specs), expand (the specs to configurations). Raises StudyError
-    naming every problem found."""
+    naming every problem found. The binaries are looked up once for the study (registry.StudyBinaries),
+    which keeps them for the missing-binary check and the runs."""
     path = Path(path)
     text, data = parse_study(path)
-    valid = validate_study(data, path, np or nproc(), bins, check_binaries)
+    binaries = StudyBinaries(bins) if bins is not None else None
+    valid = validate_study(data, path, np or nproc(), binaries, check_binaries)
     configs = expand_study(valid.benches)
     if not configs:
         raise StudyError(str(path), ["the study expands to no configurations"])
     return Study(path=path, text=text, settings=valid.settings, configs=configs, env=valid.env,
-                 runtime_env=valid.runtime_env)
+                 runtime_env=valid.runtime_env, binaries=binaries)
 
 
 def parse_study(path: Path) -> tuple[str, dict[str, Any]]:
@@ -399,7 +410,7 @@ class ValidStudy:
     benches: list[BenchSpec]
 
 
-def validate_study(data: dict[str, Any], path: Path, np: int, bins: BinDirs | None = None,
+def validate_study(data: dict[str, Any], path: Path, np: int, binaries: StudyBinaries | None = None,
                    check_binaries: bool = True) -> ValidStudy:
     """Stage 2: the [study] settings, [env] and the benchmarks' specs; a StudyError lists every
     problem found. A benchmark's parameters are checked against its binaries' --help when
@@ -418,13 +429,13 @@ def validate_study(data: dict[str, Any], path: Path, np: int, bins: BinDirs | No
     if not isinstance(benches, list):
         problems.append("benchmark must be an array of tables ([[benchmark]])")
         benches = []
-    known = set(KNOWN_KERNELS) | (bins.built_kernels() if bins else set())
+    known = set(KNOWN_KERNELS) | (binaries.bins.built_kernels() if binaries else set())
     specs = []
     for i, b in enumerate(benches, 1):
-        spec = _validate_benchmark(b, f"benchmark[{i}]", settings, known, np, bins, problems)
+        spec = _validate_benchmark(b, f"benchmark[{i}]", settings, known, np, binaries, problems)
         if spec is not None:
             where = f"benchmark[{i}] ({spec.kernel})"
-            _check_params(spec, where, bins if check_binaries else None, problems)
+            _check_params(spec, where, binaries if check_binaries else None, problems)
             if not spec.runtimes:
                 problems.append(f"{where}: no runtimes selected")
             specs.append(spec)
@@ -504,7 +515,7 @@ def _validate_env(env_tbl: Any, problems: list[str]) -> tuple[dict[str, str], di
 
 
 def _validate_benchmark(b: Any, where: str, settings: StudySettings, known: set[str], np: int,
-                        bins: BinDirs | None, problems: list[str]) -> BenchSpec | None:
+                        binaries: StudyBinaries | None, problems: list[str]) -> BenchSpec | None:
     """One [[benchmark]] table's keys, kernel, runtimes, threads, ranks, timeout and parameter
     tables; None when it cannot be expanded at all (its problems are listed)."""
     if not isinstance(b, dict):
@@ -518,7 +529,7 @@ def _validate_benchmark(b: Any, where: str, settings: StudySettings, known: set[
         problems.append(f"{where}: 'kernel' (the benchmark name) is missing")
         return None
     if kernel not in known:
-        gone = _missing_bin_dirs(bins)
+        gone = _missing_bin_dirs(binaries.bins if binaries else None)
         if gone:
             problems.append(f"{where}: benchmark '{kernel}' cannot be looked up: {'; '.join(gone)} "
                             f"(names known without binaries: {', '.join(sorted(known))})")
@@ -617,7 +628,7 @@ def _parse_ranks(b: dict[str, Any], where: str, rts: list[str], threads: list[in
     return ranks
 
 
-def _check_params(spec: BenchSpec, where: str, bins: BinDirs | None, problems: list[str]) -> None:
+def _check_params(spec: BenchSpec, where: str, binaries: StudyBinaries | None, problems: list[str]) -> None:
     """Parameter names, values and ranges for each runtime of a benchmark: the binaries' own --help
     is authoritative; without binaries, the built-in list."""
     kernel = spec.kernel
@@ -632,11 +643,7 @@ def _check_params(spec: BenchSpec, where: str, bins: BinDirs | None, problems: l
                 f"binary_warmup), not a parameter"
             )
         # the runtime's first build in the file speaks for its parameters
-        info = None
-        if bins is not None:
-            exe = bins.binary(kernel, rt, next(c for r, c in spec.runtimes if r == rt))
-            if exe.is_file():
-                info = binary_help(exe)
+        info = binaries.help(kernel, rt, next(c for r, c in spec.runtimes if r == rt)) if binaries else None
         if info is not None:
             accepted = {o for o in info.options if o not in DRIVER_OPTIONS} | {
                 a for a, n in info.aliases.items() if n not in DRIVER_OPTIONS
@@ -762,9 +769,7 @@ def mpi_problem(study: Study) -> str | None:
 
 
 def missing_binaries(study: Study, bins: BinDirs) -> list[Path]:
-    seen: list[Path] = []
-    for c in study.configs:
-        p = bins.binary(c.kernel, c.runtime, c.compiler)
-        if not (p.is_file() and os.access(p, os.X_OK)) and p not in seen:
-            seen.append(p)
-    return seen
+    """The study's binaries that are not executable files, each once, in the order of its configurations."""
+    found = study.binaries_in(bins)
+    paths = dict.fromkeys(found.path(c.kernel, c.runtime, c.compiler) for c in study.configs)
+    return [p for p in paths if not (p.is_file() and os.access(p, os.X_OK))]

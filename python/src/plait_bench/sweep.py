@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -15,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import db, quiet
 from .machine import git_state, machine_facts
-from .registry import BinDirs, binary_help, expected_omp_library, omp_lib_of, parse_runtime
+from .registry import BinDirs, expected_omp_library, omp_lib_of, parse_runtime
 from .runner import FAILED_STATUSES, execute, missing_record
 from .study import Config, Study, missing_binaries, nproc, ranks_of
 
@@ -46,9 +47,15 @@ def config_of(row: sqlite3.Row) -> Config:
         kernel=row["kernel"], runtime=row["runtime"], threads=int(row["threads"]),
         params=tuple(sorted(params.items())), runtime_params=tuple(sorted(set(params) - set(base))),
         timeout_s=float(row["timeout_s"]),
-        compiler=parse_runtime(row["series"].split("[")[0])[1],  # "plait@clang[...]" -> "clang"
+        compiler=_compiler_of(row["series"].split("[")[0]),  # "plait@clang[...]" -> "clang"
         ranks=ranks_of(row["runtime"], row["series"], int(row["threads"])),
     )
+
+
+@functools.cache
+def _compiler_of(label: str) -> str:
+    """A runtime label's compiler tree or OpenMP library, parsed once per label (not once per run)."""
+    return parse_runtime(label)[1]
 
 
 def run_study(
@@ -165,6 +172,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
         )
 
     executed = 0
+    found = study.binaries_in(bins)  # each binary looked up once for the study, not once per run
     try:
         with contextlib.ExitStack() as stack:
             if outer is None:
@@ -189,7 +197,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                     _record_state(con, sid, int(row["round"]), watcher, progress.console, last_round is None)
                     last_round = row["round"]
                 cfg = config_of(row)
-                exe = bins.binary(cfg.kernel, cfg.runtime, cfg.compiler)
+                exe = found.path(cfg.kernel, cfg.runtime, cfg.compiler)
                 label = escape(f"{cfg.kernel}-{cfg.series} P={cfg.threads} " + " ".join(
                     f"{k}={v}" for k, v in cfg.params if k not in cfg.runtime_params
                 ))
@@ -200,7 +208,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                 else:
                     env = study.env_for(cfg.runtime)
                     tag = omp_lib_of(cfg.series)
-                    lib, why = bins.omp_preload(tag) if tag else (None, "")
+                    lib, why = found.omp_preload(tag) if tag else (None, "")
                     if tag and lib is None:
                         rec = missing_record(cfg, exe, study.settings)
                         rec.message = f"cannot run {cfg.series}: {why}"
@@ -208,7 +216,7 @@ def _work(study: Study, con: sqlite3.Connection, bins: BinDirs, sid: int, resume
                         if lib is not None:
                             prior = env.get("LD_PRELOAD", os.environ.get("LD_PRELOAD", ""))
                             env["LD_PRELOAD"] = str(lib) + (":" + prior if prior else "")
-                        rec = execute(cfg, exe, study.settings, env, binary_help(exe),
+                        rec = execute(cfg, exe, study.settings, env, found.help(cfg.kernel, cfg.runtime, cfg.compiler),
                                       omp_library=(expected_omp_library(cfg.runtime, tag), bool(tag)))
                 db.store_run(con, row, rec)
                 executed += 1
