@@ -96,11 +96,18 @@ class thread_tasks {
 
 // What an adapter says of itself: whether it runs tasks in parallel, whether it is OpenMP, and
 // whether moved_tasks() covers every task without the kernel's help (RT::counts_moved above).
+// Also the interface's defaults, which an adapter replaces where its runtime differs: no worker
+// stack to set (plait, omp, serial), the manual cut-off always (omp has its if/final variants),
+// no counters of the runtime's own (omp, serial).
 template <bool Parallel, bool OpenMP, bool CountsMoved>
 struct rt_traits {
   static constexpr bool parallel = Parallel;
   static constexpr bool openmp = OpenMP;
   static constexpr bool counts_moved = CountsMoved;
+
+  void set_worker_stack(std::size_t) {}
+  bool manual() const { return true; }
+  void counters(plait_bench::Record&) const {}
 };
 
 // Parses a cut-off option given as "coarse", "fine" or an integer in lo..hi.

@@ -30,8 +30,8 @@ struct rt_omp : rt_traits<true, true, false> {
                    {"manual", "if", "final"});
   }
 
-  // OpenMP reads OMP_STACKSIZE when the runtime starts; plait_bench::ensure_stack sets it.
-  void set_worker_stack(std::size_t) {}
+  // (set_worker_stack: the default, nothing: OpenMP reads OMP_STACKSIZE when the runtime starts,
+  // and plait_bench::ensure_stack sets it.)
   void start(long long threads) {
     threads_ = static_cast<int>(threads);
     var_ = variant_ == "if" ? omp_variant::if_clause
@@ -61,7 +61,6 @@ struct rt_omp : rt_traits<true, true, false> {
 
   void reset_stats() { cnt_.reset(); }
   void stats(plait_bench::Record& rec) const { cnt_.stats(rec); }
-  void counters(plait_bench::Record&) const {}
   unsigned long long moved_tasks() const { return cnt_.moved(); }
 
   std::size_t me() const { return cnt_.line(omp_get_thread_num()); }

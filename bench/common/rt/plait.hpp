@@ -18,9 +18,9 @@ struct rt_plait : rt_traits<true, false, true> {
 
   explicit rt_plait(plait_bench::Cli&, bool = true) {}
 
-  // The pool sizes its worker stacks itself: pool_options::stack_size unset = PLAIT_STACK_SIZE or
-  // 1 GiB reserved (enough for UTS's deepest tree).
-  void set_worker_stack(std::size_t) {}
+  // (set_worker_stack: the default, nothing: the pool sizes its worker stacks itself,
+  // pool_options::stack_size unset = PLAIT_STACK_SIZE or 1 GiB reserved, enough for UTS's deepest
+  // tree.)
   void start(long long threads) {
     plait::pool_options o{};
     o.num_workers = static_cast<decltype(o.num_workers)>(threads);
@@ -30,7 +30,6 @@ struct rt_plait : rt_traits<true, false, true> {
   decltype(auto) root(F&& f) {
     return pool_->run(std::forward<F>(f));
   }
-  bool manual() const { return true; }
 
   void reset_stats() { base_ = pool_->total_counters(); }
   void stats(plait_bench::Record& rec) const {

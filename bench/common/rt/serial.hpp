@@ -12,16 +12,13 @@ struct rt_serial : rt_traits<false, false, false> {
   static constexpr const char* name = "serial";
 
   explicit rt_serial(plait_bench::Cli&, bool = true) {}
-  void set_worker_stack(std::size_t) {}
   void start(long long) {}
   template <class F>
   decltype(auto) root(F&& f) {
     return std::forward<F>(f)();
   }
-  bool manual() const { return true; }
   void reset_stats() {}
   void stats(plait_bench::Record&) const {}
-  void counters(plait_bench::Record&) const {}
   unsigned long long moved_tasks() const { return 0; }
 
   class group {

@@ -55,7 +55,6 @@ struct rt_tbb : rt_traits<true, false, false> {
   decltype(auto) root(F&& f) {
     return arena_->execute(std::forward<F>(f));
   }
-  bool manual() const { return true; }
 
   void reset_stats() { cnt_.reset(); }
   void stats(plait_bench::Record& rec) const {
