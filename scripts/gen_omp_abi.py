@@ -136,16 +136,23 @@ def render(abi: list[tuple[str, str]], kmp: list[tuple[str, str]], defined: set[
         "// refused. Do not edit; run the script.",
         '#include "omp_internal.hpp"',
         "",
+        "// name@VERSION: plait_kmpv_name, a jump to name (a refused name jumps to its refusal in",
+        "// unimplemented.cpp).",
+        "#define PLAIT_KMP_JUMP(name)                                                                 \\",
+        '  __asm__(".text\\n.globl plait_kmpv_" #name "\\n.type plait_kmpv_" #name ", @function\\n"     \\',
+        '          "plait_kmpv_" #name ": jmp " #name "@PLT\\n.size plait_kmpv_" #name ", .-plait_kmpv_" #name \\',
+        '          "\\n.symver plait_kmpv_" #name ", " #name "@VERSION")',
+        "// name@VERSION for a Fortran name: plait_kmpf_name, which stops the program naming it.",
+        "#define PLAIT_KMP_REFUSE(name)                                                                \\",
+        '  extern "C" void plait_kmpf_##name() {                                                       \\',
+        '    plait::omp::fatal("%s with libomp\'s Fortran conventions is not implemented by the Plait " \\',
+        '                      "OpenMP runtime", #name);                                              \\',
+        "  }                                                                                         \\",
+        '  __asm__(".symver plait_kmpf_" #name ", " #name "@VERSION")',
+        "",
     ]
     for name in both:
-        if name.endswith("_"):
-            ver.append(f'extern "C" void plait_kmpf_{name}() {{ plait::omp::fatal("%s with libomp\'s Fortran '
-                       f'conventions is not implemented by the Plait OpenMP runtime", "{name}"); }}')
-            ver.append(f'__asm__(".symver plait_kmpf_{name}, {name}@VERSION");')
-        else:  # (a refused name jumps to its refusal in unimplemented.cpp)
-            ver.append(f'__asm__(".text\\n.globl plait_kmpv_{name}\\n.type plait_kmpv_{name}, @function\\n'
-                       f'plait_kmpv_{name}: jmp {name}@PLT\\n.size plait_kmpv_{name}, .-plait_kmpv_{name}\\n'
-                       f'.symver plait_kmpv_{name}, {name}@VERSION");')
+        ver.append(f"PLAIT_KMP_{'REFUSE' if name.endswith('_') else 'JUMP'}({name});")
     ver.append("")
     return mapfile, "\n".join(cpp), "\n".join(ver)
 
