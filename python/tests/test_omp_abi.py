@@ -59,12 +59,17 @@ def test_libomp_names_live_at_its_version_node():
     gomp = {n for _, n in abi}
     own = gen.own_at_version()
     assert "omp_init_nest_lock" in own
+    # the two forms, written once: a jump to the name's own version, a refusal naming it
+    jump = ver[ver.index("#define PLAIT_KMP_JUMP(name)"):ver.index("#define PLAIT_KMP_REFUSE(name)")]
+    refuse = ver[ver.index("#define PLAIT_KMP_REFUSE(name)"):]
+    assert '": jmp " #name "@PLT' in jump and '" #name "@VERSION")' in jump
+    assert "Fortran" in refuse and '" #name "@VERSION")' in refuse
     for _, name in kmp:
         if name not in gomp:
             assert f"    {name};" in node, name
         elif name in own:
-            assert f"plait_kmpv_{name}" not in ver
+            assert f"({name});" not in ver, name
         elif name.endswith("_"):
-            assert f"plait_kmpf_{name}," in ver and "Fortran" in ver
+            assert f"\nPLAIT_KMP_REFUSE({name});\n" in ver, name
         else:
-            assert f"jmp {name}@PLT" in ver and f"{name}@VERSION" in ver, name
+            assert f"\nPLAIT_KMP_JUMP({name});\n" in ver, name
