@@ -133,7 +133,7 @@ int main_for(int argc, char** argv) {
     cli.add_string("generator", &gen,
                    "task generator: single (one thread creates the tasks) or for (parallel loop over rows)",
                    {"single", "for"}, {"--variant"});
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.add_flag("print-scores", &print, "print 'i j score local' for every pair (serial reference) on stderr");
     cli.parse();
     const std::string file = kern::resolve_bots_input(path, "alignment", size == "medium" ? "prot.100.aa" : "prot.20.aa");

@@ -239,11 +239,33 @@ void Cli::parse() {
   }
   if (runtime_ == "serial" && threads != 1)
     throw usage_error("the serial build runs on one thread; --threads must be 1, not " + std::to_string(threads));
+  for (const SizeClass& s : sizes_) {
+    const auto k = static_cast<std::size_t>(std::find(s.classes.begin(), s.classes.end(), *s.target) - s.classes.begin());
+    for (const auto& [name, per_class] : s.values) {
+      Opt* o = find("--" + name);
+      if (o == nullptr || o->kind != "int")
+        throw std::logic_error("add_size: --" + name + " is not an integer option of this program");
+      if (!o->given) o->set(std::to_string(per_class[k]));
+    }
+  }
   params_.clear();
   for (auto& o : opts_) {
     if (o.name == "threads" || o.name == "reps" || o.name == "warmup" || o.name == "quiet") continue;
     params_.emplace_back(o.name, o.show());
   }
+}
+
+void Cli::add_size(const std::string& name, std::string* target, const std::string& help,
+                   std::vector<std::string> classes,
+                   std::vector<std::pair<std::string, std::vector<long long>>> values) {
+  if (std::find(classes.begin(), classes.end(), *target) == classes.end())
+    throw std::logic_error("add_size(" + name + "): the default '" + *target + "' is not one of the classes");
+  for (const auto& [opt, per_class] : values)
+    if (per_class.size() != classes.size())
+      throw std::logic_error("add_size(" + name + "): --" + opt + " needs " + std::to_string(classes.size()) +
+                             " values, one per class");
+  add_string(name, target, help, classes);
+  sizes_.push_back({target, std::move(classes), std::move(values)});
 }
 
 bool Cli::given(const std::string& name) const {

@@ -33,6 +33,11 @@ namespace plait_bench {
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A usage_error unless option --<name>'s value v is a power of two.
+inline void require_power_of_two(const std::string& name, long long v) {
+  if (v < 1 || (v & (v - 1)) != 0)
+    throw usage_error("option --" + name + ": " + std::to_string(v) + " is not a power of two");
+}
 // A result that failed its check: one line on stderr, exit code 1. Never printed as a number.
 struct verify_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -62,6 +67,18 @@ class Cli {
   void add_string(const std::string& name, std::string* target, const std::string& help,
                   std::vector<std::string> choices = {}, std::vector<std::string> aliases = {});
   void add_flag(const std::string& name, bool* target, const std::string& help, std::vector<std::string> aliases = {});
+  // --inject-error, every kernel's test of its own verification: "testing only: corrupt <what> so
+  // that verification must fail".
+  void add_inject_error(bool* target, const std::string& what = "the result") {
+    add_flag("inject-error", target, "testing only: corrupt " + what + " so that verification must fail");
+  }
+  // A problem class: the string option `name`, one of `classes` (add_string), that gives each
+  // option in `values` which is not given explicitly its value for the class: values[i] = {the
+  // name of an add_int option (registered before or after), one value per class in the order of
+  // `classes`}. parse() applies them before it takes params(), so the record shows the values the
+  // run used.
+  void add_size(const std::string& name, std::string* target, const std::string& help,
+                std::vector<std::string> classes, std::vector<std::pair<std::string, std::vector<long long>>> values);
 
   // Parses argv. --help prints the options and exits 0. Unknown options are a usage_error.
   void parse();
@@ -86,8 +103,14 @@ class Cli {
     std::function<std::string()> show;
     bool given = false;
   };
+  struct SizeClass {
+    const std::string* target;
+    std::vector<std::string> classes;
+    std::vector<std::pair<std::string, std::vector<long long>>> values;
+  };
   Opt* find(const std::string& spelling);
   void usage() const;
+  std::vector<SizeClass> sizes_;
   std::string kernel_, runtime_;
   int argc_;
   char** argv_;

@@ -17,28 +17,23 @@ void parse(plait_bench::Cli& cli, Options& o) {
                  "chain (inout on one object), fanout (a writer, then --fanout readers, per round), wavefront "
                  "(2D blocks: in up, in left, inout self), overhead (tiny independent tasks with --deps accesses)",
                  {"chain", "fanout", "wavefront", "overhead"});
-  cli.add_string("size", &o.size,
-                 "defaults for the sizes below: ci (chain/overhead 20000 tasks, fanout 200x32, wavefront 32x16), "
-                 "test (2000, 20x8, 8x8), small (200000, 2000x64, 64x32), medium (1000000, 10000x64, 128x32)",
-                 {"ci", "test", "small", "medium"});
+  cli.add_size("size", &o.size,
+               "defaults for the sizes below: ci (chain/overhead 20000 tasks, fanout 200x32, wavefront 32x16), "
+               "test (2000, 20x8, 8x8), small (200000, 2000x64, 64x32), medium (1000000, 10000x64, 128x32)",
+               {"ci", "test", "small", "medium"},
+               {{"tasks", {20000, 2000, 200000, 1000000}},
+                {"rounds", {200, 20, 2000, 10000}},
+                {"fanout", {32, 8, 64, 64}},
+                {"blocks", {32, 8, 64, 128}},
+                {"block-size", {16, 8, 32, 32}}});
   cli.add_int("tasks", &o.tasks, 1, 100000000, "chain/overhead: number of tasks; overrides --size");
   cli.add_int("rounds", &o.rounds, 1, 10000000, "fanout: writer/readers rounds; overrides --size");
   cli.add_int("fanout", &o.fanout, 1, 100000, "fanout: readers per round; overrides --size");
   cli.add_int("blocks", &o.blocks, 1, 4096, "wavefront: blocks per side; overrides --size");
   cli.add_int("block-size", &o.block_size, 1, 4096, "wavefront: cells per block side; overrides --size");
   cli.add_int("deps", &o.deps, 1, 4, "overhead: dependences per task, 1, 2 or 4");
-  cli.add_flag("inject-error", &o.inject, "testing only: corrupt the result so that verification must fail");
+  cli.add_inject_error(&o.inject);
   cli.parse();
-  const std::string& s = o.size;
-  auto pick = [&](long long ci, long long test, long long small, long long medium) {
-    return s == "test" ? test : s == "small" ? small : s == "medium" ? medium : ci;
-  };
-  if (!cli.given("tasks")) o.tasks = pick(20000, 2000, 200000, 1000000);
-  if (!cli.given("rounds")) o.rounds = pick(200, 20, 2000, 10000);
-  if (!cli.given("fanout")) o.fanout = pick(32, 8, 64, 64);
-  if (!cli.given("blocks")) o.blocks = pick(32, 8, 64, 128);
-  if (!cli.given("block-size")) o.block_size = pick(16, 8, 32, 32);
-  cli.parse();  // again, so that the JSON params show the size-derived values
   if (o.deps != 1 && o.deps != 2 && o.deps != 4)
     throw plait_bench::usage_error("option --deps: " + std::to_string(o.deps) + " is not accepted; accepted 1, 2 or 4");
   if (o.blocks * o.block_size > 16384)

@@ -100,17 +100,15 @@ int main_for(int argc, char** argv) {
     std::string size = "ci", cutoff_s = "coarse";
     bool inject = false;
     cli.add_int("n", &n, 2, 1LL << 28, "transform size, a power of two; overrides --size");
-    cli.add_string("size", &size, "problem class: ci (2^20), test (2^16), small (2^22), medium (2^24)",
-                   {"ci", "test", "small", "medium"});
+    cli.add_size("size", &size, "problem class: ci (2^20), test (2^16), small (2^22), medium (2^24)",
+                 {"ci", "test", "small", "medium"}, {{"n", {1 << 20, 1 << 16, 1 << 22, 1 << 24}}});
     cli.add_string("cutoff", &cutoff_s,
                    "size at or below which transforms and butterfly chunks are serial: coarse = max(16, n/64), "
                    "fine = 16, or 2..2^28");
     cli.add_int("seed", &seed, 0, 1LL << 62, "seed of the random input");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
-    if (!cli.given("n")) n = size == "test" ? 1 << 16 : size == "small" ? 1 << 22 : size == "medium" ? 1 << 24 : 1 << 20;
-    cli.parse();  // again, so that the JSON params show the size-derived value
-    if ((n & (n - 1)) != 0) throw plait_bench::usage_error("option --n: " + std::to_string(n) + " is not a power of two");
+    plait_bench::require_power_of_two("n", n);
     const std::size_t cut = static_cast<std::size_t>(
         kern::parse_cutoff("cutoff", cutoff_s, std::max(16LL, n / 64), 16, 2, 1LL << 28));
     const std::size_t nn = static_cast<std::size_t>(n);

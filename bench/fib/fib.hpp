@@ -29,7 +29,7 @@ struct Options {
 inline void add_options(plait_bench::Cli& cli, Options& o) {
   cli.add_int("n", &o.n, 0, 50, "compute fib(n)");
   cli.add_int("cutoff", &o.cutoff, 0, 50, "calls with n < cutoff recurse serially (0: a task per call)");
-  cli.add_flag("inject-error", &o.inject, "testing only: corrupt the result so that verification must fail");
+  cli.add_inject_error(&o.inject);
 }
 
 // Exact values by iteration (independent of the recursive code under test).

@@ -78,7 +78,7 @@ int main_for(int argc, char** argv) {
     cli.add_int("n", &n, 1, 1LL << 30, "loop iterations");
     cli.add_double("work-ns", &work_ns, 1, 1e9, "target compute per iteration in ns (calibrated; ignored with --spin)");
     cli.add_int("spin", &spin_k, 0, 1LL << 40, "K: LCG steps per iteration (0: calibrate to --work-ns)");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt one result so that verification must fail");
+    cli.add_inject_error(&inject, "one result");
     cli.parse();
     if (cli.given("spin") && spin_k == 0) throw plait_bench::usage_error("option --spin: must be 1.." + std::to_string(1LL << 40));
     ex.start(cli);

@@ -161,7 +161,7 @@ int main_for(int argc, char** argv) {
     cli.add_string("cutoff", &cutoff_s,
                    "recursion level from which the search is serial: coarse (5), fine (cells: every level "
                    "spawns), or 0..64");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
     const std::string name = size == "small" ? "input.15" : size == "medium" ? "input.20" : "input.5";
     const std::string file = kern::resolve_bots_input(path, "floorplan", name);

@@ -135,7 +135,7 @@ int main_for(int argc, char** argv) {
     cli.add_string("cutoff", &cutoff_s,
                    "village depth from which children are not tasks: coarse (2, BOTS default), fine (levels: every "
                    "level spawns), or 0..64");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
     const std::string file =
         kern::resolve_bots_input(path, "health", (size == "ci" ? std::string("test") : size) + ".input");

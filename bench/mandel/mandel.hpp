@@ -84,7 +84,7 @@ int main_for(int argc, char** argv) {
     cli.add_int("width", &width, 0, 1 << 16, "image width in pixels (0: from --size)");
     cli.add_int("height", &height, 0, 1 << 16, "image height in pixels (0: from --size)");
     cli.add_int("maxiter", &maxiter, 0, 1 << 20, "iteration limit per pixel (0: from --size)");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt one pixel so that verification must fail");
+    cli.add_inject_error(&inject, "one pixel");
     cli.parse();
     geometry g;
     if (size == "test") g = {64, 64, 256};

@@ -76,14 +76,12 @@ int main_for(int argc, char** argv) {
     std::string size = "ci", cutoff_s = "coarse";
     bool inject = false;
     cli.add_int("n", &n, 1, max_n, "board size (queens); overrides --size");
-    cli.add_string("size", &size, "problem class: ci (n=11), test (n=8), small (n=12), medium (n=14)",
-                   {"ci", "test", "small", "medium"});
+    cli.add_size("size", &size, "problem class: ci (n=11), test (n=8), small (n=12), medium (n=14)",
+                 {"ci", "test", "small", "medium"}, {{"n", {11, 8, 12, 14}}});
     cli.add_string("cutoff", &cutoff_s,
                    "task depth cut-off: coarse (3), fine (n: every row spawns) or a depth 0..20");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
-    if (!cli.given("n")) n = size == "test" ? 8 : size == "small" ? 12 : size == "medium" ? 14 : 11;
-    cli.parse();  // again, so that the JSON params show the size-derived value
     const int cutoff = static_cast<int>(kern::parse_cutoff("cutoff", cutoff_s, 3, n, 0, max_n));
     const int nn = static_cast<int>(n);
 

@@ -139,8 +139,8 @@ int main_for(int argc, char** argv) {
     std::string size = "ci", cutoff_s = "coarse", merge_s = "auto";
     bool inject = false;
     cli.add_int("n", &n, 1, 1LL << 30, "elements to sort; overrides --size");
-    cli.add_string("size", &size, "problem class: ci (2^20), test (2^16), small (2^22), medium (2^25, BOTS default)",
-                   {"ci", "test", "small", "medium"});
+    cli.add_size("size", &size, "problem class: ci (2^20), test (2^16), small (2^22), medium (2^25, BOTS default)",
+                 {"ci", "test", "small", "medium"}, {{"n", {1 << 20, 1 << 16, 1 << 22, 1 << 25}}});
     cli.add_string("cutoff", &cutoff_s,
                    "sort cut-off (elements): ranges up to it are quicksorted serially; coarse = max(2048, n/64), "
                    "fine = 16, or 4..2^30");
@@ -149,10 +149,8 @@ int main_for(int argc, char** argv) {
                    "with fine, half the sort cut-off otherwise; or 2..2^30");
     cli.add_int("insertion", &insertion, 1, 1 << 20, "quicksort hands ranges up to this size to insertion sort");
     cli.add_int("seed", &seed, 0, 1LL << 62, "shuffle seed");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
-    if (!cli.given("n")) n = size == "test" ? 1 << 16 : size == "small" ? 1 << 22 : size == "medium" ? 1 << 25 : 1 << 20;
-    cli.parse();  // again, so that the JSON params show the size-derived value
     const long long coarse = std::max(2048LL, n / 64);
     params p{};
     p.sort_cut = static_cast<std::size_t>(kern::parse_cutoff("cutoff", cutoff_s, coarse, 16, 4, 1LL << 30));

@@ -161,17 +161,14 @@ int main_for(int argc, char** argv) {
     bool inject = false;
     cli.add_int("blocks", &nb, 1, 4096, "blocks per matrix dimension; overrides --size");
     cli.add_int("block-size", &bs, 1, 4096, "rows/columns per block; overrides --size");
-    cli.add_string("size", &size,
-                   "problem class (blocks x block size): ci (20x40), test (10x25), small (25x50), medium (50x100, "
-                   "BOTS default)",
-                   {"ci", "test", "small", "medium"});
+    cli.add_size("size", &size,
+                 "problem class (blocks x block size): ci (20x40), test (10x25), small (25x50), medium (50x100, "
+                 "BOTS default)",
+                 {"ci", "test", "small", "medium"}, {{"blocks", {20, 10, 25, 50}}, {"block-size", {40, 25, 50, 100}}});
     cli.add_string("generator", &gen, "task generator: single (one thread creates the tasks) or for (parallel loop)",
                    {"single", "for"});
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
-    if (!cli.given("blocks")) nb = size == "test" ? 10 : size == "small" ? 25 : size == "medium" ? 50 : 20;
-    if (!cli.given("block-size")) bs = size == "test" ? 25 : size == "small" ? 50 : size == "medium" ? 100 : 40;
-    cli.parse();  // again, so that the JSON params show the size-derived values
     if (nb * bs > (1LL << 16))
       throw plait_bench::usage_error("blocks x block-size = " + std::to_string(nb * bs) +
                                      " is too large; accepted up to 65536");

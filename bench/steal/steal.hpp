@@ -129,7 +129,7 @@ int main_for(int argc, char** argv) {
                 "R: tree spawn/join rounds per run (0: from --seconds); --reps is the driver's repetition count");
     cli.add_double("seconds", &seconds, 0.001, 3600, "target length of the sequential run when --rounds is 0");
     cli.add_int("depth", &depth, -1, 12, "tree depth d (-1: log2 of --threads, which must then be a power of two)");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
     if (cli.given("loop") && autoc) throw plait_bench::usage_error("give either --loop or --auto, not both");
     int d = static_cast<int>(depth);

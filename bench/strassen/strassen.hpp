@@ -120,18 +120,16 @@ int main_for(int argc, char** argv) {
     std::string size = "ci", cutoff_s = "coarse";
     bool inject = false;
     cli.add_int("n", &n, 1, 1 << 14, "matrix size, a power of two, >= --leaf and >= the cut-off; overrides --size");
-    cli.add_string("size", &size, "problem class: ci (512), test (128), small (1024, BOTS default), medium (2048)",
-                   {"ci", "test", "small", "medium"});
+    cli.add_size("size", &size, "problem class: ci (512), test (128), small (1024, BOTS default), medium (2048)",
+                 {"ci", "test", "small", "medium"}, {{"n", {512, 128, 1024, 2048}}});
     cli.add_int("leaf", &leaf, 1, 1 << 14, "matrices up to this size use the plain triple loop");
     cli.add_string("cutoff", &cutoff_s,
                    "matrix size at or below which a node is serial: coarse = max(leaf, n/4), fine = leaf (every "
                    "Strassen node spawns), or an integer 1..16384");
     cli.add_int("seed", &seed, 0, 1LL << 62, "seed of the random inputs");
-    cli.add_flag("inject-error", &inject, "testing only: corrupt the result so that verification must fail");
+    cli.add_inject_error(&inject);
     cli.parse();
-    if (!cli.given("n")) n = size == "test" ? 128 : size == "small" ? 1024 : size == "medium" ? 2048 : 512;
-    cli.parse();  // again, so that the JSON params show the size-derived value
-    if ((n & (n - 1)) != 0) throw plait_bench::usage_error("option --n: " + std::to_string(n) + " is not a power of two");
+    plait_bench::require_power_of_two("n", n);
     params p{};
     p.leaf = static_cast<std::size_t>(leaf);
     p.cutoff = static_cast<std::size_t>(kern::parse_cutoff("cutoff", cutoff_s, std::max(leaf, n / 4), leaf, 1, 1 << 14));
