@@ -39,26 +39,24 @@ static void add(int kind, uint64_t a, uint64_t b, int flags) {
   events[i] = (struct event){0, kind, my_thread(), a, b, flags};
   __atomic_store_n(&events[i].ready, 1, __ATOMIC_RELEASE);
 }
-static void on_lock_init(ompt_mutex_t kind, unsigned hint, unsigned impl, ompt_wait_id_t id, const void *ra) {
-  (void)hint, (void)impl, (void)ra;
-  add(EV_LOCK_INIT, id, 0, (int)kind);
-}
-static void on_lock_destroy(ompt_mutex_t kind, ompt_wait_id_t id, const void *ra) {
-  (void)ra;
-  add(EV_LOCK_DESTROY, id, 0, (int)kind);
-}
-static void on_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl, ompt_wait_id_t id, const void *ra) {
-  (void)hint, (void)impl, (void)ra;
-  add(EV_ACQUIRE, id, 0, (int)kind);
-}
-static void on_acquired(ompt_mutex_t kind, ompt_wait_id_t id, const void *ra) {
-  (void)ra;
-  add(EV_ACQUIRED, id, 0, (int)kind);
-}
-static void on_released(ompt_mutex_t kind, ompt_wait_id_t id, const void *ra) {
-  (void)ra;
-  add(EV_RELEASED, id, 0, (int)kind);
-}
+/* The mutex callbacks, one per event (a callback is not told which event it was registered for):
+ * ompt_callback_mutex_acquire_t's form (lock_init, mutex_acquire) and ompt_callback_mutex_t's
+ * (lock_destroy, mutex_acquired, mutex_released). */
+#define ON_MUTEX_ACQUIRE(fn, ev)                                                                      \
+  static void fn(ompt_mutex_t kind, unsigned hint, unsigned impl, ompt_wait_id_t id, const void *ra) { \
+    (void)hint, (void)impl, (void)ra;                                                                 \
+    add(ev, id, 0, (int)kind);                                                                        \
+  }
+#define ON_MUTEX(fn, ev)                                                   \
+  static void fn(ompt_mutex_t kind, ompt_wait_id_t id, const void *ra) { \
+    (void)ra;                                                              \
+    add(ev, id, 0, (int)kind);                                             \
+  }
+ON_MUTEX_ACQUIRE(on_lock_init, EV_LOCK_INIT)
+ON_MUTEX(on_lock_destroy, EV_LOCK_DESTROY)
+ON_MUTEX_ACQUIRE(on_acquire, EV_ACQUIRE)
+ON_MUTEX(on_acquired, EV_ACQUIRED)
+ON_MUTEX(on_released, EV_RELEASED)
 static void on_nest_lock(ompt_scope_endpoint_t ep, ompt_wait_id_t id, const void *ra) {
   (void)ra;
   add(ep == ompt_scope_begin ? EV_NEST_BEGIN : EV_NEST_END, id, 0, 0);
