@@ -20,58 +20,56 @@ static void check_log(const char *what, int n, int stride) {
           k * stride);
 }
 
+/* One loop with the ordered clause and the schedule of PRAGMA (a string: "omp for ordered ..." for
+ * a loop inside a region, "omp parallel for ordered ..." combined), over i = 0, STEP, ... below
+ * STEP * N; each iteration does WORK (an expression of i) units of ot_spin_work, then logs i in its
+ * ordered part. */
+#define ORDERED_LOOP(PRAGMA, STEP, WORK)            \
+  do {                                              \
+    _Pragma(PRAGMA)                                 \
+    for (int i = 0; i < (STEP) * N; i += (STEP)) {  \
+      ot_spin_work(WORK);                           \
+      _Pragma("omp ordered")                        \
+      order_log[pos++] = i;                         \
+    }                                               \
+  } while (0)
+
+/* One doacross loop over [1, N) with the schedule of PRAGMA (a string: "omp for ordered(1) ..."):
+ * a[i] = a[i - 1] + 1, only right if iteration i waits for i - 1. */
+#define DOACROSS_COUNT(PRAGMA)                   \
+  do {                                           \
+    _Pragma(PRAGMA)                              \
+    for (int i = 1; i < N; ++i) {                \
+      _Pragma("omp ordered depend(sink: i - 1)") \
+      a[i] = AT_LOAD(&a[i - 1]) + 1;             \
+      _Pragma("omp ordered depend(source)")      \
+    }                                            \
+  } while (0)
+
 int main(void) {
-  /* schedules: static, static chunk, dynamic chunk, guided, runtime */
+  /* schedules: static, static chunk, dynamic chunk, guided, runtime; inside a region and combined */
   pos = 0;
   #pragma omp parallel
-  {
-    #pragma omp for ordered schedule(static)
-    for (int i = 0; i < N; ++i) {
-      ot_spin_work(i % 13);
-      #pragma omp ordered
-      order_log[pos++] = i;
-    }
-  }
+  ORDERED_LOOP("omp for ordered schedule(static)", 1, i % 13);
   check_log("ordered static", N, 1);
 
   pos = 0;
-  #pragma omp parallel for ordered schedule(static, 3)
-  for (int i = 0; i < N; ++i) {
-    #pragma omp ordered
-    order_log[pos++] = i;
-  }
+  ORDERED_LOOP("omp parallel for ordered schedule(static, 3)", 1, 0);
   check_log("parallel for ordered static,3", N, 1);
 
   pos = 0;
   #pragma omp parallel
-  {
-    #pragma omp for ordered schedule(dynamic, 4)
-    for (int i = 0; i < 2 * N; i += 2) {
-      ot_spin_work((i * 7) % 50);
-      #pragma omp ordered
-      order_log[pos++] = i;
-    }
-  }
+  ORDERED_LOOP("omp for ordered schedule(dynamic, 4)", 2, (i * 7) % 50);
   check_log("ordered dynamic,4 step 2", N, 2);
 
   pos = 0;
-  #pragma omp parallel for ordered schedule(guided)
-  for (int i = 0; i < N; ++i) {
-    #pragma omp ordered
-    order_log[pos++] = i;
-  }
+  ORDERED_LOOP("omp parallel for ordered schedule(guided)", 1, 0);
   check_log("parallel for ordered guided", N, 1);
 
   omp_set_schedule(omp_sched_dynamic, 1);
   pos = 0;
   #pragma omp parallel
-  {
-    #pragma omp for ordered schedule(runtime)
-    for (int i = 0; i < N; ++i) {
-      #pragma omp ordered
-      order_log[pos++] = i;
-    }
-  }
+  ORDERED_LOOP("omp for ordered schedule(runtime)", 1, 0);
   check_log("ordered runtime dynamic,1", N, 1);
 
   /* only some iterations reach an ordered part: those still in order, the others do not block */
@@ -152,21 +150,10 @@ int main(void) {
     omp_set_schedule(omp_sched_dynamic, 2);
     #pragma omp parallel
     {
-      if (form == 0) {
-        #pragma omp for ordered(1) schedule(guided)
-        for (int i = 1; i < N; ++i) {
-          #pragma omp ordered depend(sink: i - 1)
-          a[i] = AT_LOAD(&a[i - 1]) + 1;
-          #pragma omp ordered depend(source)
-        }
-      } else {
-        #pragma omp for ordered(1) schedule(runtime)
-        for (int i = 1; i < N; ++i) {
-          #pragma omp ordered depend(sink: i - 1)
-          a[i] = AT_LOAD(&a[i - 1]) + 1;
-          #pragma omp ordered depend(source)
-        }
-      }
+      if (form == 0)
+        DOACROSS_COUNT("omp for ordered(1) schedule(guided)");
+      else
+        DOACROSS_COUNT("omp for ordered(1) schedule(runtime)");
     }
     for (int i = 0; i < N; ++i) CHECK(a[i] == i, "doacross form %d: a[%d] = %ld", form, i, a[i]);
   }
