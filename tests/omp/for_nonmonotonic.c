@@ -24,21 +24,7 @@ int main(void) {
   lc_check_cover();
 
   static const int chunks[] = {1, 5, 32};
-  for (unsigned c = 0; c < sizeof chunks / sizeof chunks[0]; ++c) {
-    int ch = chunks[c];
-    lc_begin("nonmonotonic:dynamic,c", N);
-    #pragma omp parallel
-    {
-      #pragma omp for schedule(nonmonotonic: dynamic, ch)
-      for (int i = 0; i < N; ++i) {
-        if (i % 500 == 0) ot_spin_work(2000);
-        lc_hit(i);
-      }
-      lc_leave();
-    }
-    lc_check_cover();
-    lc_check_runs(ch, 1);
-  }
+  LC_DYNAMIC_CHUNKS("nonmonotonic:dynamic,c", N, "omp for schedule(nonmonotonic: dynamic, ch)", chunks, 500, 2000);
 
   lc_begin("parallel for nonmonotonic:dynamic,4 step 2", N);
   #pragma omp parallel for schedule(nonmonotonic: dynamic, 4)

@@ -72,21 +72,7 @@ int main(void) {
   }
   lc_check_cover();
   static const int dchunks[] = {1, 4, 13, 5000};
-  for (unsigned c = 0; c < sizeof dchunks / sizeof dchunks[0]; ++c) {
-    int ch = dchunks[c];
-    lc_begin("dynamic,c", N);
-    #pragma omp parallel
-    {
-      #pragma omp for schedule(dynamic, ch)
-      for (int i = 0; i < N; ++i) {
-        if (i % 97 == 0) ot_spin_work(200);
-        lc_hit(i);
-      }
-      lc_leave();
-    }
-    lc_check_cover();
-    lc_check_runs(ch, 1);
-  }
+  LC_DYNAMIC_CHUNKS("dynamic,c", N, "omp for schedule(dynamic, ch)", dchunks, 97, 200);
   lc_begin("monotonic:dynamic,3", N);
   #pragma omp parallel
   {

@@ -110,4 +110,35 @@ static inline void lc_check_runs(int c, int aligned) {
   }
 }
 
+/* One case of a worksharing loop run by a team: lc_begin(WHAT, N); a parallel region in which LOOP,
+ * a for statement that reports its iterations with lc_hit, runs under the loop construct PRAGMA (a
+ * string: "omp for schedule(...)") and each thread calls lc_leave() after it; lc_check_cover(). */
+#define LC_TEAM_LOOP(WHAT, N, PRAGMA, LOOP) \
+  do {                                      \
+    lc_begin((WHAT), (N));                  \
+    _Pragma("omp parallel")                 \
+    {                                       \
+      _Pragma(PRAGMA)                       \
+      LOOP;                                 \
+      lc_leave();                           \
+    }                                       \
+    lc_check_cover();                       \
+  } while (0)
+
+/* A dynamic schedule with each chunk size ch of the array CHUNKS: PRAGMA (a string naming ch, as
+ * "omp for schedule(dynamic, ch)") over [0, N) in a team, every EVERY-th iteration slow
+ * (ot_spin_work(WORK)) so that threads take chunks out of turn; every iteration once, each thread's
+ * runs made of whole chunks of ch aligned to ch. */
+#define LC_DYNAMIC_CHUNKS(WHAT, N, PRAGMA, CHUNKS, EVERY, WORK)               \
+  do {                                                                      \
+    for (unsigned lc_c_ = 0; lc_c_ < sizeof(CHUNKS) / sizeof(CHUNKS)[0]; ++lc_c_) { \
+      int ch = (CHUNKS)[lc_c_];                                             \
+      LC_TEAM_LOOP(WHAT, N, PRAGMA, for (int i = 0; i < (N); ++i) {         \
+        if (i % (EVERY) == 0) ot_spin_work(WORK);                           \
+        lc_hit(i);                                                          \
+      });                                                                   \
+      lc_check_runs(ch, 1);                                                 \
+    }                                                                       \
+  } while (0)
+
 #endif
