@@ -15,72 +15,48 @@ typedef unsigned long long ull;
 
 static volatile ull base_v = 0x123456789ULL; /* above 2^32, read at run time */
 
+/* The ranges most cases run: N iterations upward from base (above 2^32) and downward from top (next
+ * to ULLONG_MAX), each iteration reported with its logical number. */
+#define UP_FROM_BASE for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base))
+#define DOWN_FROM_TOP for (ull u = top; u > top - N; --u) lc_hit((int)(top - u))
+
+/* A loop with the ordered clause under the loop construct PRAGMA (a string: "omp for ordered ..."),
+ * downward from top over N iterations, logging each u at order_log[pos++] in its ordered part. */
+#define ULL_ORDERED_DOWN(PRAGMA)           \
+  do {                                     \
+    _Pragma(PRAGMA)                        \
+    for (ull u = top; u > top - N; --u) {  \
+      _Pragma("omp ordered")               \
+      order_log[pos++] = u;                \
+    }                                      \
+  } while (0)
+
 int main(void) {
   const ull base = base_v;
   const ull top = ULLONG_MAX - 10; /* the last iteration sits next to the maximum */
 
-  lc_begin("ull static", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(static)
-    for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull static", (int)N, "omp for schedule(static)", UP_FROM_BASE);
   lc_check_static_blocks();
 
-  lc_begin("ull static,7 near ULLONG_MAX", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(static, 7)
-    for (ull u = top - N + 1; u <= top; ++u) lc_hit((int)(u - (top - N + 1)));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull static,7 near ULLONG_MAX", (int)N, "omp for schedule(static, 7)",
+               for (ull u = top - N + 1; u <= top; ++u) lc_hit((int)(u - (top - N + 1))));
   lc_check_static_chunk(7);
 
   /* downward: up == false in the ull entry points */
-  lc_begin("ull dynamic,5 downward", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(dynamic, 5)
-    for (ull u = top; u > top - N; --u) lc_hit((int)(top - u));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull dynamic,5 downward", (int)N, "omp for schedule(dynamic, 5)", DOWN_FROM_TOP);
   lc_check_runs(5, 1);
 
-  lc_begin("ull monotonic:dynamic,4", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(monotonic: dynamic, 4)
-    for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull monotonic:dynamic,4", (int)N, "omp for schedule(monotonic: dynamic, 4)", UP_FROM_BASE);
   lc_check_runs(4, 1);
   lc_check_monotonic();
 
   /* a step of 2^33: a 64-bit distance with few iterations */
   const ull step = 1ULL << 33;
-  lc_begin("ull guided,3 step 2^33", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(guided, 3)
-    for (ull u = base; u < base + N * step; u += step) lc_hit((int)((u - base) / step));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull guided,3 step 2^33", (int)N, "omp for schedule(guided, 3)",
+               for (ull u = base; u < base + N * step; u += step) lc_hit((int)((u - base) / step)));
   lc_check_runs(3, 0);
 
-  lc_begin("ull monotonic:guided downward", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(monotonic: guided)
-    for (ull u = top; u > top - N; --u) lc_hit((int)(top - u));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull monotonic:guided downward", (int)N, "omp for schedule(monotonic: guided)", DOWN_FROM_TOP);
   lc_check_monotonic();
 
   lc_begin("parallel for ull dynamic downward step 3", (int)N);
@@ -101,44 +77,16 @@ int main(void) {
 
   /* runtime, with and without modifiers */
   omp_set_schedule(omp_sched_static, 9);
-  lc_begin("ull runtime static,9", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(runtime)
-    for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull runtime static,9", (int)N, "omp for schedule(runtime)", UP_FROM_BASE);
   lc_check_static_chunk(9);
   omp_set_schedule(omp_sched_dynamic, 6);
-  lc_begin("ull monotonic:runtime dynamic,6", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(monotonic: runtime)
-    for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull monotonic:runtime dynamic,6", (int)N, "omp for schedule(monotonic: runtime)", UP_FROM_BASE);
   lc_check_runs(6, 1);
   lc_check_monotonic();
-  lc_begin("ull nonmonotonic:runtime dynamic,6", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(nonmonotonic: runtime)
-    for (ull u = top; u > top - N; --u) lc_hit((int)(top - u));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull nonmonotonic:runtime dynamic,6", (int)N, "omp for schedule(nonmonotonic: runtime)", DOWN_FROM_TOP);
   lc_check_runs(6, 1);
 
-  lc_begin("ull nonmonotonic:dynamic,6", (int)N);
-  #pragma omp parallel
-  {
-    #pragma omp for schedule(nonmonotonic: dynamic, 6)
-    for (ull u = base; u < base + N; ++u) lc_hit((int)(u - base));
-    lc_leave();
-  }
-  lc_check_cover();
+  LC_TEAM_LOOP("ull nonmonotonic:dynamic,6", (int)N, "omp for schedule(nonmonotonic: dynamic, 6)", UP_FROM_BASE);
   lc_check_runs(6, 1);
 
   /* ordered over ull: the ordered parts run in iteration order, under several schedules */
@@ -149,34 +97,10 @@ int main(void) {
     #pragma omp parallel
     {
       switch (kind) {
-        case 0:
-          #pragma omp for ordered schedule(dynamic, 2)
-          for (ull u = top; u > top - N; --u) {
-            #pragma omp ordered
-            order_log[pos++] = u;
-          }
-          break;
-        case 1:
-          #pragma omp for ordered schedule(static)
-          for (ull u = top; u > top - N; --u) {
-            #pragma omp ordered
-            order_log[pos++] = u;
-          }
-          break;
-        case 2:
-          #pragma omp for ordered schedule(guided)
-          for (ull u = top; u > top - N; --u) {
-            #pragma omp ordered
-            order_log[pos++] = u;
-          }
-          break;
-        default:
-          #pragma omp for ordered schedule(runtime)
-          for (ull u = top; u > top - N; --u) {
-            #pragma omp ordered
-            order_log[pos++] = u;
-          }
-          break;
+        case 0: ULL_ORDERED_DOWN("omp for ordered schedule(dynamic, 2)"); break;
+        case 1: ULL_ORDERED_DOWN("omp for ordered schedule(static)"); break;
+        case 2: ULL_ORDERED_DOWN("omp for ordered schedule(guided)"); break;
+        default: ULL_ORDERED_DOWN("omp for ordered schedule(runtime)"); break;
       }
     }
     CHECK(pos == (int)N, "ull ordered (form %d): %d ordered parts ran, want %llu", kind, pos, N);
