@@ -11,6 +11,18 @@
 
 #define ITERS 3000
 
+/* A try at a lock that another thread holds, with TEST (omp_test_lock or omp_test_nest_lock): the
+ * failure it must be counts in *fails; a success is wrong, counts in *wrong and is undone by UNSET. */
+#define TRY_HELD_LOCK(TEST, UNSET, lock, wrong, fails) \
+  do {                                                 \
+    if (TEST(lock)) {                                  \
+      AT_INC(wrong);                                   \
+      UNSET(lock);                                     \
+    } else {                                           \
+      AT_INC(fails);                                   \
+    }                                                  \
+  } while (0)
+
 int main(void) {
   omp_lock_t lk;
   omp_init_lock(&lk);
@@ -52,14 +64,7 @@ int main(void) {
     int me = omp_get_thread_num();
     if (me == 0) omp_set_lock(&lk);
     #pragma omp barrier
-    if (me != 0) {
-      if (omp_test_lock(&lk)) {
-        AT_INC(&wrong);
-        omp_unset_lock(&lk);
-      } else {
-        AT_INC(&held_fail);
-      }
-    }
+    if (me != 0) TRY_HELD_LOCK(omp_test_lock, omp_unset_lock, &lk, &wrong, &held_fail);
     #pragma omp barrier
     if (me == 0) omp_unset_lock(&lk);
     #pragma omp barrier
@@ -112,14 +117,7 @@ int main(void) {
       omp_set_nest_lock(&nl);
     }
     #pragma omp barrier
-    if (me != 0) {
-      if (omp_test_nest_lock(&nl)) {
-        AT_INC(&other_wrong);
-        omp_unset_nest_lock(&nl);
-      } else {
-        AT_INC(&other_fail);
-      }
-    }
+    if (me != 0) TRY_HELD_LOCK(omp_test_nest_lock, omp_unset_nest_lock, &nl, &other_wrong, &other_fail);
     #pragma omp barrier
     if (me == 0) omp_unset_nest_lock(&nl); /* still held once */
     #pragma omp barrier
