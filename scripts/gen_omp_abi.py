@@ -10,7 +10,19 @@ Input:
   src/omp/libomp_abi.txt   the functions LLVM 16's libomp.so.5 exports under its version node
                            `VERSION` (__kmpc_*, kmp_*, kmpc_*, ompc_*, omp_*, GOMP_*; made once
                            with `objdump -T libomp.so.5 | grep ' DF .text' | grep ' VERSION '`);
-  and the functions that src/omp/*.cpp define.
+  and the functions that src/omp/*.cpp define: a definition written out (DEF_RE: its name at
+  the start of a line, its body opening there or its parameters going on), or an invocation, at
+  the start of a line, of one of the forwarding macros that define one-line entry points
+  (MACRO_FORMS: each defines exactly the names listed):
+    FORTRAN_GETTER(omp_x)            omp_x_                      (fortran.cpp)
+    FORTRAN_SETTER(omp_x)            omp_x_, omp_x_8_            (fortran.cpp)
+    FORTRAN_FLAG_SETTER(omp_x)       omp_x_, omp_x_8_            (fortran.cpp)
+    FORTRAN_INT_QUERY(omp_x)         omp_x_, omp_x_8_            (fortran.cpp)
+    KMPC_LOCK(x), KMPC_NEST_LOCK(x)  __kmpc_x                    (kmp_ext.cpp)
+    KMPC_EACH_WIDTH(KMPC_FAMILY)     __kmpc_family_4, __kmpc_family_4u, __kmpc_family_8,
+                                     __kmpc_family_8u: libomp's four integer widths, the family
+                                     in lower case (kmp_loop.cpp; KMPC_EACH_WIDTH(KMPC_DISPATCH_NEXT)
+                                     defines __kmpc_dispatch_next_4 ... __kmpc_dispatch_next_8u)
 
 Output:
   src/omp/libgomp.map          the version script: every libgomp entry point under libgomp's
@@ -57,6 +69,32 @@ def read_abi(name: str = "libgomp_abi.txt") -> list[tuple[str, str]]:
     return out
 
 
+# The forwarding macros' invocations and the names each defines (see the docstring).
+MACRO_FORMS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(r"^FORTRAN_GETTER\((omp_\w+)\)"), ("{0}_",)),
+    (re.compile(r"^FORTRAN_(?:SETTER|FLAG_SETTER|INT_QUERY)\((omp_\w+)\)"), ("{0}_", "{0}_8_")),
+    (re.compile(r"^KMPC_(?:NEST_)?LOCK\((\w+)\)"), ("__kmpc_{0}",)),
+    (re.compile(r"^KMPC_EACH_WIDTH\(KMPC_([A-Z_]+)\)"),
+     ("__kmpc_{0}_4", "__kmpc_{0}_4u", "__kmpc_{0}_8", "__kmpc_{0}_8u")),
+]
+
+
+def names_defined_by(line: str) -> set[str]:
+    """The entry points a source line defines: a definition written out, or a forwarding macro's."""
+    for form, names in MACRO_FORMS:
+        m = form.match(line)
+        if m:
+            # (a KMPC_ family is named in upper case; its entry points in lower case)
+            groups = [g.lower() if g.isupper() else g for g in m.groups()]
+            return {n.format(*groups) for n in names}
+    m = DEF_RE.match(line)
+    # A definition, not a declaration: its body opens on the line, or the line does not end the
+    # statement (the parameter list goes on).
+    if m and ("{" in line or not line.rstrip().endswith(";")):
+        return {m.group(1)}
+    return set()
+
+
 AT_VERSION_RE = re.compile(r"^PLAIT_AT_VERSION\((\w+)\);")
 
 
@@ -78,11 +116,7 @@ def defined_functions() -> set[str]:
             continue
         with open(os.path.join(OMP, fn)) as f:
             for line in f:
-                m = DEF_RE.match(line)
-                # A definition, not a declaration: its body opens on the line, or the line does
-                # not end the statement (the parameter list goes on).
-                if m and ("{" in line or not line.rstrip().endswith(";")):
-                    names.add(m.group(1))
+                names |= names_defined_by(line)
     return names
 
 

@@ -73,3 +73,34 @@ def test_libomp_names_live_at_its_version_node():
             assert f"\nPLAIT_KMP_REFUSE({name});\n" in ver, name
         else:
             assert f"\nPLAIT_KMP_JUMP({name});\n" in ver, name
+
+
+def test_forwarding_macros_define_the_names_they_name(tmp_path, monkeypatch):
+    """A one-line entry point written by a forwarding macro (FORTRAN_GETTER, KMPC_LOCK,
+    KMPC_EACH_WIDTH, ...) counts as implemented under exactly the names the macro defines; a
+    misspelt macro or name implements nothing of either ABI, and the entry point is refused."""
+    gen = _gen()
+    abi, kmp = gen.read_abi(), gen.read_abi("libomp_abi.txt")
+    names = {n for _, n in abi} | {n for _, n in kmp}
+    # the sources on disk: names written only through a macro are implemented
+    macro_made = {"omp_get_level_", "omp_set_num_threads_8_", "omp_set_dynamic_8_", "omp_get_team_size_8_",
+                  "__kmpc_set_lock", "__kmpc_test_nest_lock", "__kmpc_for_static_init_4u",
+                  "__kmpc_dispatch_next_8u"}
+    assert macro_made <= gen.defined_functions() <= names
+    assert gen.names_defined_by("FORTRAN_SETTER(omp_set_num_threads)") == {"omp_set_num_threads_",
+                                                                            "omp_set_num_threads_8_"}
+    assert gen.names_defined_by("KMPC_EACH_WIDTH(KMPC_DIST_DISPATCH_INIT)") == {
+        f"__kmpc_dist_dispatch_init_{w}" for w in ("4", "4u", "8", "8u")}
+    # a misspelt name is defined under that name, which neither ABI has (--check fails on it)
+    assert gen.names_defined_by("FORTRAN_GETTER(omp_get_levle)") == {"omp_get_levle_"}
+    assert not gen.names_defined_by("KMPC_EACH_WIDTH(KMPC_DISPATCH_NXT)") & names
+    # one source: what it defines is implemented, the misspelt macro's name refused
+    (tmp_path / "fwd.cpp").write_text("FORTRAN_GETTER(omp_get_level)\nFORTRAN_GETER(omp_get_max_threads)\n"
+                                      "KMPC_NEST_LOCK(set_nest_lock)\nKMPC_LOK(set_lock)\n")
+    monkeypatch.setattr(gen, "OMP", str(tmp_path))
+    defined = gen.defined_functions()
+    assert defined == {"omp_get_level_", "__kmpc_set_nest_lock"}
+    _, cpp, _ = gen.render(abi, kmp, defined)
+    refused = {line.split()[1].split("(")[0] for line in _stubs(cpp)}
+    assert {"omp_get_max_threads_", "__kmpc_set_lock"} <= refused
+    assert not {"omp_get_level_", "__kmpc_set_nest_lock"} & refused

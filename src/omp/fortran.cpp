@@ -131,45 +131,56 @@ void widened(int n, std::int64_t* out, Fill fill) {
 
 }  // namespace
 
+// The one-line forwards, each defining exactly the entry points it names (scripts/gen_omp_abi.py
+// reads these invocations as the definitions they are):
+//   FORTRAN_GETTER(omp_x)       int omp_x_(void), returning omp_x();
+//   FORTRAN_SETTER(omp_x)       void omp_x_(const int*) and omp_x_8_(const int64_t*): omp_x(v), the
+//                               integer(8) clamped to int;
+//   FORTRAN_FLAG_SETTER(omp_x)  the same for a logical: the integer(8) one passes v != 0;
+//   FORTRAN_INT_QUERY(omp_x)    int omp_x_(const int*) and omp_x_8_(const int64_t*): omp_x(v), clamped.
+#define FORTRAN_GETTER(name)                                                 \
+  int name##_(void) { return name(); }
+#define FORTRAN_SETTER(name)                                                 \
+  void name##_(const int* v) { name(*v); }                                   \
+  void name##_8_(const std::int64_t* v) { name(clamp_int(*v)); }
+#define FORTRAN_FLAG_SETTER(name)                                            \
+  void name##_(const int* v) { name(*v); }                                   \
+  void name##_8_(const std::int64_t* v) { name(*v != 0); }
+#define FORTRAN_INT_QUERY(name)                                              \
+  int name##_(const int* v) { return name(*v); }                             \
+  int name##_8_(const std::int64_t* v) { return name(clamp_int(*v)); }
+
 extern "C" {
 
 // ---- threads and teams ----------------------------------------------------------------------
 
-void omp_set_num_threads_(const int* n) { omp_set_num_threads(*n); }
-void omp_set_num_threads_8_(const std::int64_t* n) { omp_set_num_threads(clamp_int(*n)); }
-int omp_get_num_threads_(void) { return omp_get_num_threads(); }
-int omp_get_max_threads_(void) { return omp_get_max_threads(); }
-int omp_get_thread_num_(void) { return omp_get_thread_num(); }
-int omp_get_num_procs_(void) { return omp_get_num_procs(); }
-int omp_in_parallel_(void) { return omp_in_parallel(); }
-void omp_set_dynamic_(const int* v) { omp_set_dynamic(*v); }
-void omp_set_dynamic_8_(const std::int64_t* v) { omp_set_dynamic(*v != 0); }
-int omp_get_dynamic_(void) { return omp_get_dynamic(); }
-void omp_set_nested_(const int* v) { omp_set_nested(*v); }
-void omp_set_nested_8_(const std::int64_t* v) { omp_set_nested(*v != 0); }
-int omp_get_nested_(void) { return omp_get_nested(); }
-int omp_get_thread_limit_(void) { return omp_get_thread_limit(); }
-void omp_set_max_active_levels_(const int* v) { omp_set_max_active_levels(*v); }
-void omp_set_max_active_levels_8_(const std::int64_t* v) { omp_set_max_active_levels(clamp_int(*v)); }
-int omp_get_max_active_levels_(void) { return omp_get_max_active_levels(); }
-int omp_get_supported_active_levels_(void) { return omp_get_supported_active_levels(); }
-int omp_get_level_(void) { return omp_get_level(); }
-int omp_get_active_level_(void) { return omp_get_active_level(); }
-int omp_get_ancestor_thread_num_(const int* level) { return omp_get_ancestor_thread_num(*level); }
-int omp_get_ancestor_thread_num_8_(const std::int64_t* level) { return omp_get_ancestor_thread_num(clamp_int(*level)); }
-int omp_get_team_size_(const int* level) { return omp_get_team_size(*level); }
-int omp_get_team_size_8_(const std::int64_t* level) { return omp_get_team_size(clamp_int(*level)); }
-int omp_in_final_(void) { return omp_in_final(); }
-int omp_get_cancellation_(void) { return omp_get_cancellation(); }
-int omp_get_max_task_priority_(void) { return omp_get_max_task_priority(); }
-int omp_get_num_teams_(void) { return omp_get_num_teams(); }
-int omp_get_team_num_(void) { return omp_get_team_num(); }
-void omp_set_num_teams_(const int* n) { omp_set_num_teams(*n); }
-void omp_set_num_teams_8_(const std::int64_t* n) { omp_set_num_teams(clamp_int(*n)); }
-int omp_get_max_teams_(void) { return omp_get_max_teams(); }
-void omp_set_teams_thread_limit_(const int* n) { omp_set_teams_thread_limit(*n); }
-void omp_set_teams_thread_limit_8_(const std::int64_t* n) { omp_set_teams_thread_limit(clamp_int(*n)); }
-int omp_get_teams_thread_limit_(void) { return omp_get_teams_thread_limit(); }
+FORTRAN_SETTER(omp_set_num_threads)
+FORTRAN_GETTER(omp_get_num_threads)
+FORTRAN_GETTER(omp_get_max_threads)
+FORTRAN_GETTER(omp_get_thread_num)
+FORTRAN_GETTER(omp_get_num_procs)
+FORTRAN_GETTER(omp_in_parallel)
+FORTRAN_FLAG_SETTER(omp_set_dynamic)
+FORTRAN_GETTER(omp_get_dynamic)
+FORTRAN_FLAG_SETTER(omp_set_nested)
+FORTRAN_GETTER(omp_get_nested)
+FORTRAN_GETTER(omp_get_thread_limit)
+FORTRAN_SETTER(omp_set_max_active_levels)
+FORTRAN_GETTER(omp_get_max_active_levels)
+FORTRAN_GETTER(omp_get_supported_active_levels)
+FORTRAN_GETTER(omp_get_level)
+FORTRAN_GETTER(omp_get_active_level)
+FORTRAN_INT_QUERY(omp_get_ancestor_thread_num)
+FORTRAN_INT_QUERY(omp_get_team_size)
+FORTRAN_GETTER(omp_in_final)
+FORTRAN_GETTER(omp_get_cancellation)
+FORTRAN_GETTER(omp_get_max_task_priority)
+FORTRAN_GETTER(omp_get_num_teams)
+FORTRAN_GETTER(omp_get_team_num)
+FORTRAN_SETTER(omp_set_num_teams)
+FORTRAN_GETTER(omp_get_max_teams)
+FORTRAN_SETTER(omp_set_teams_thread_limit)
+FORTRAN_GETTER(omp_get_teams_thread_limit)
 
 // ---- schedule -------------------------------------------------------------------------------
 
@@ -216,24 +227,22 @@ int omp_test_nest_lock_(std::int64_t* l) { return omp_test_nest_lock(nest_lock_o
 
 // ---- devices, binding, places ---------------------------------------------------------------
 
-void omp_set_default_device_(const int* d) { omp_set_default_device(*d); }
-void omp_set_default_device_8_(const std::int64_t* d) { omp_set_default_device(clamp_int(*d)); }
-int omp_get_default_device_(void) { return omp_get_default_device(); }
-int omp_get_num_devices_(void) { return omp_get_num_devices(); }
-int omp_get_device_num_(void) { return omp_get_device_num(); }
-int omp_get_initial_device_(void) { return omp_get_initial_device(); }
-int omp_is_initial_device_(void) { return omp_is_initial_device(); }
-int omp_get_proc_bind_(void) { return omp_get_proc_bind(); }
-int omp_get_num_places_(void) { return omp_get_num_places(); }
-int omp_get_place_num_procs_(const int* place) { return omp_get_place_num_procs(*place); }
-int omp_get_place_num_procs_8_(const std::int64_t* place) { return omp_get_place_num_procs(clamp_int(*place)); }
+FORTRAN_SETTER(omp_set_default_device)
+FORTRAN_GETTER(omp_get_default_device)
+FORTRAN_GETTER(omp_get_num_devices)
+FORTRAN_GETTER(omp_get_device_num)
+FORTRAN_GETTER(omp_get_initial_device)
+FORTRAN_GETTER(omp_is_initial_device)
+FORTRAN_GETTER(omp_get_proc_bind)
+FORTRAN_GETTER(omp_get_num_places)
+FORTRAN_INT_QUERY(omp_get_place_num_procs)
 void omp_get_place_proc_ids_(const int* place, int* ids) { omp_get_place_proc_ids(*place, ids); }
 void omp_get_place_proc_ids_8_(const std::int64_t* place, std::int64_t* ids) {
   const int p = clamp_int(*place);
   widened(omp_get_place_num_procs(p), ids, [p](int* v) { omp_get_place_proc_ids(p, v); });
 }
-int omp_get_place_num_(void) { return omp_get_place_num(); }
-int omp_get_partition_num_places_(void) { return omp_get_partition_num_places(); }
+FORTRAN_GETTER(omp_get_place_num)
+FORTRAN_GETTER(omp_get_partition_num_places)
 void omp_get_partition_place_nums_(int* nums) { omp_get_partition_place_nums(nums); }
 void omp_get_partition_place_nums_8_(std::int64_t* nums) {
   widened(omp_get_partition_num_places(), nums, [](int* v) { omp_get_partition_place_nums(v); });
@@ -255,8 +264,7 @@ int omp_capture_affinity_(char* buffer, const char* format, std::size_t buffer_l
 }
 int omp_pause_resource_(const int* kind, const int* device) { return omp_pause_resource(*kind, *device); }
 int omp_pause_resource_all_(const int* kind) { return omp_pause_resource_all(*kind); }
-void omp_display_env_(const int* verbose) { omp_display_env(*verbose); }
-void omp_display_env_8_(const std::int64_t* verbose) { omp_display_env(*verbose != 0); }
+FORTRAN_FLAG_SETTER(omp_display_env)
 
 // ---- allocators, events ---------------------------------------------------------------------
 

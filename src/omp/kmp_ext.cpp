@@ -257,18 +257,27 @@ void omp_init_nest_lock_with_hint(void** lock, int) { plait_kmpv_omp_init_nest_l
 void omp_init_lock_with_hint(void* lock, int) { omp_init_lock(lock); }
 
 // ---- __kmpc_ locks (the user lock entry points libomp exports; clang calls omp_* instead) ----
-void __kmpc_init_lock(ident_t*, kmp_int32, void** l) { omp_init_lock(l); }
+// KMPC_LOCK(x): __kmpc_x(ident_t*, kmp_int32, void** l), returning omp_x(l); KMPC_NEST_LOCK(x) the
+// same forwarding to libomp's nestable lock, plait_kmpv_omp_x (scripts/gen_omp_abi.py reads each
+// invocation as the definition of __kmpc_x).
+#define KMPC_LOCK(x) \
+  auto __kmpc_##x(ident_t*, kmp_int32, void** l) -> decltype(omp_##x(l)) { return omp_##x(l); }
+#define KMPC_NEST_LOCK(x)                                                              \
+  auto __kmpc_##x(ident_t*, kmp_int32, void** l) -> decltype(plait_kmpv_omp_##x(l)) { \
+    return plait_kmpv_omp_##x(l);                                                      \
+  }
+KMPC_LOCK(init_lock)
 void __kmpc_init_lock_with_hint(ident_t*, kmp_int32, void** l, kmp_uint32) { omp_init_lock(l); }
-void __kmpc_destroy_lock(ident_t*, kmp_int32, void** l) { omp_destroy_lock(l); }
-void __kmpc_set_lock(ident_t*, kmp_int32, void** l) { omp_set_lock(l); }
-void __kmpc_unset_lock(ident_t*, kmp_int32, void** l) { omp_unset_lock(l); }
-int __kmpc_test_lock(ident_t*, kmp_int32, void** l) { return omp_test_lock(l); }
-void __kmpc_init_nest_lock(ident_t*, kmp_int32, void** l) { plait_kmpv_omp_init_nest_lock(l); }
+KMPC_LOCK(destroy_lock)
+KMPC_LOCK(set_lock)
+KMPC_LOCK(unset_lock)
+KMPC_LOCK(test_lock)
+KMPC_NEST_LOCK(init_nest_lock)
 void __kmpc_init_nest_lock_with_hint(ident_t*, kmp_int32, void** l, kmp_uint32) { plait_kmpv_omp_init_nest_lock(l); }
-void __kmpc_destroy_nest_lock(ident_t*, kmp_int32, void** l) { plait_kmpv_omp_destroy_nest_lock(l); }
-void __kmpc_set_nest_lock(ident_t*, kmp_int32, void** l) { plait_kmpv_omp_set_nest_lock(l); }
-void __kmpc_unset_nest_lock(ident_t*, kmp_int32, void** l) { plait_kmpv_omp_unset_nest_lock(l); }
-int __kmpc_test_nest_lock(ident_t*, kmp_int32, void** l) { return plait_kmpv_omp_test_nest_lock(l); }
+KMPC_NEST_LOCK(destroy_nest_lock)
+KMPC_NEST_LOCK(set_nest_lock)
+KMPC_NEST_LOCK(unset_nest_lock)
+KMPC_NEST_LOCK(test_nest_lock)
 
 // ---- omp_* routines only libomp has ----
 int omp_in_explicit_task(void) {

@@ -244,114 +244,63 @@ void dist_dispatch_init(const char* who, kmp_int32 schedule, kmp_int32* last, T 
 
 using namespace plait::omp;
 
+// Each loop entry point in libomp's four integer widths: KMPC_<FAMILY>(W, T, ST) defines
+// __kmpc_<family>_W, T being the loop variable's type and ST the stride's, and
+// KMPC_EACH_WIDTH(KMPC_<FAMILY>) defines it in the four (__kmpc_<family>_4, _4u, _8 and _8u).
+// scripts/gen_omp_abi.py reads each KMPC_EACH_WIDTH invocation as the four definitions it is.
+#define KMPC_EACH_WIDTH(F)     \
+  F(4, kmp_int32, kmp_int32)   \
+  F(4u, kmp_uint32, kmp_int32) \
+  F(8, kmp_int64, kmp_int64)   \
+  F(8u, kmp_uint64, kmp_int64)
+#define KMPC_FOR_STATIC_INIT(W, T, ST)                                                                         \
+  void __kmpc_for_static_init_##W(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, T* lo, T* hi, ST* st, \
+                                  ST incr, ST chunk) {                                                         \
+    if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_" #W);   \
+    static_init("__kmpc_for_static_init_" #W, s, last, lo, hi, st, incr, chunk);                               \
+  }
+#define KMPC_DIST_FOR_STATIC_INIT(W, T, ST)                                                                    \
+  void __kmpc_dist_for_static_init_##W(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, T* lo, T* hi,        \
+                                       T* hid, ST* st, ST incr, ST chunk) {                                    \
+    dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);                                               \
+  }
+#define KMPC_TEAM_STATIC_INIT(W, T, ST)                                                                        \
+  void __kmpc_team_static_init_##W(ident_t*, kmp_int32, kmp_int32* last, T* lo, T* hi, ST* st, ST incr,        \
+                                   ST chunk) {                                                                 \
+    team_static_init(last, lo, hi, st, incr, chunk);                                                           \
+  }
+#define KMPC_DISPATCH_INIT(W, T, ST)                                                                           \
+  void __kmpc_dispatch_init_##W(ident_t*, kmp_int32, kmp_int32 s, T lb, T ub, ST st, ST chunk) {               \
+    dispatch_init(s, lb, ub, st, chunk);                                                                       \
+  }
+// distribute parallel for with a dynamic schedule: the team's block first (*p_last: whether it
+// is the league's last), then a dispatch loop over it.
+#define KMPC_DIST_DISPATCH_INIT(W, T, ST)                                                                      \
+  void __kmpc_dist_dispatch_init_##W(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, T lb, T ub, ST st,     \
+                                     ST chunk) {                                                               \
+    dist_dispatch_init("__kmpc_dist_dispatch_init_" #W, s, last, lb, ub, st, chunk);                           \
+  }
+#define KMPC_DISPATCH_NEXT(W, T, ST)                                                                           \
+  int __kmpc_dispatch_next_##W(ident_t*, kmp_int32, kmp_int32* last, T* lb, T* ub, ST* st) {                   \
+    return dispatch_next(last, lb, ub, st);                                                                    \
+  }
+
 extern "C" {
 
-void __kmpc_for_static_init_4(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
-                              kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4");
-  static_init("__kmpc_for_static_init_4", s, last, lo, hi, st, incr, chunk);
-}
-void __kmpc_for_static_init_4u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi,
-                               kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_4u");
-  static_init("__kmpc_for_static_init_4u", s, last, lo, hi, st, incr, chunk);
-}
-void __kmpc_for_static_init_8(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
-                              kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8");
-  static_init("__kmpc_for_static_init_8", s, last, lo, hi, st, incr, chunk);
-}
-void __kmpc_for_static_init_8u(ident_t* loc, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi,
-                               kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
-  if (PLAIT_UNLIKELY(ompt::enabled)) static_begin_told(loc, *lo, *hi, incr, "__kmpc_for_static_init_8u");
-  static_init("__kmpc_for_static_init_8u", s, last, lo, hi, st, incr, chunk);
-}
+KMPC_EACH_WIDTH(KMPC_FOR_STATIC_INIT)
 void __kmpc_for_static_fini(ident_t*, kmp_int32) {
   if (PLAIT_UNLIKELY(ompt::enabled)) ompt::work_end(thread_state());
 }
 
-void __kmpc_dist_for_static_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32* lo, kmp_int32* hi,
-                                   kmp_int32* hid, kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
-  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
-}
-void __kmpc_dist_for_static_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32* lo,
-                                    kmp_uint32* hi, kmp_uint32* hid, kmp_int32* st, kmp_int32 incr, kmp_int32 chunk) {
-  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
-}
-void __kmpc_dist_for_static_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64* lo, kmp_int64* hi,
-                                   kmp_int64* hid, kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
-  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
-}
-void __kmpc_dist_for_static_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64* lo,
-                                    kmp_uint64* hi, kmp_uint64* hid, kmp_int64* st, kmp_int64 incr, kmp_int64 chunk) {
-  dist_for_static_init(s, last, lo, hi, hid, st, incr, chunk);
-}
+KMPC_EACH_WIDTH(KMPC_DIST_FOR_STATIC_INIT)
 
-void __kmpc_team_static_init_4(ident_t*, kmp_int32, kmp_int32* last, kmp_int32* lo, kmp_int32* hi, kmp_int32* st,
-                               kmp_int32 incr, kmp_int32 chunk) {
-  team_static_init(last, lo, hi, st, incr, chunk);
-}
-void __kmpc_team_static_init_4u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint32* lo, kmp_uint32* hi, kmp_int32* st,
-                                kmp_int32 incr, kmp_int32 chunk) {
-  team_static_init(last, lo, hi, st, incr, chunk);
-}
-void __kmpc_team_static_init_8(ident_t*, kmp_int32, kmp_int32* last, kmp_int64* lo, kmp_int64* hi, kmp_int64* st,
-                               kmp_int64 incr, kmp_int64 chunk) {
-  team_static_init(last, lo, hi, st, incr, chunk);
-}
-void __kmpc_team_static_init_8u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint64* lo, kmp_uint64* hi, kmp_int64* st,
-                                kmp_int64 incr, kmp_int64 chunk) {
-  team_static_init(last, lo, hi, st, incr, chunk);
-}
+KMPC_EACH_WIDTH(KMPC_TEAM_STATIC_INIT)
 
-void __kmpc_dispatch_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32 lb, kmp_int32 ub, kmp_int32 st,
-                            kmp_int32 chunk) {
-  dispatch_init(s, lb, ub, st, chunk);
-}
-void __kmpc_dispatch_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_uint32 lb, kmp_uint32 ub, kmp_int32 st,
-                             kmp_int32 chunk) {
-  dispatch_init(s, lb, ub, st, chunk);
-}
-void __kmpc_dispatch_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int64 lb, kmp_int64 ub, kmp_int64 st,
-                            kmp_int64 chunk) {
-  dispatch_init(s, lb, ub, st, chunk);
-}
-void __kmpc_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_uint64 lb, kmp_uint64 ub, kmp_int64 st,
-                             kmp_int64 chunk) {
-  dispatch_init(s, lb, ub, st, chunk);
-}
+KMPC_EACH_WIDTH(KMPC_DISPATCH_INIT)
 
-// distribute parallel for with a dynamic schedule: the team's block first (*p_last: whether it
-// is the league's last), then a dispatch loop over it.
-void __kmpc_dist_dispatch_init_4(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int32 lb, kmp_int32 ub,
-                                 kmp_int32 st, kmp_int32 chunk) {
-  dist_dispatch_init("__kmpc_dist_dispatch_init_4", s, last, lb, ub, st, chunk);
-}
-void __kmpc_dist_dispatch_init_4u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint32 lb, kmp_uint32 ub,
-                                  kmp_int32 st, kmp_int32 chunk) {
-  dist_dispatch_init("__kmpc_dist_dispatch_init_4u", s, last, lb, ub, st, chunk);
-}
-void __kmpc_dist_dispatch_init_8(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_int64 lb, kmp_int64 ub,
-                                 kmp_int64 st, kmp_int64 chunk) {
-  dist_dispatch_init("__kmpc_dist_dispatch_init_8", s, last, lb, ub, st, chunk);
-}
-void __kmpc_dist_dispatch_init_8u(ident_t*, kmp_int32, kmp_int32 s, kmp_int32* last, kmp_uint64 lb, kmp_uint64 ub,
-                                  kmp_int64 st, kmp_int64 chunk) {
-  dist_dispatch_init("__kmpc_dist_dispatch_init_8u", s, last, lb, ub, st, chunk);
-}
+KMPC_EACH_WIDTH(KMPC_DIST_DISPATCH_INIT)
 
-int __kmpc_dispatch_next_4(ident_t*, kmp_int32, kmp_int32* last, kmp_int32* lb, kmp_int32* ub, kmp_int32* st) {
-  return dispatch_next(last, lb, ub, st);
-}
-int __kmpc_dispatch_next_4u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint32* lb, kmp_uint32* ub, kmp_int32* st) {
-  return dispatch_next(last, lb, ub, st);
-}
-int __kmpc_dispatch_next_8(ident_t*, kmp_int32, kmp_int32* last, kmp_int64* lb, kmp_int64* ub, kmp_int64* st) {
-  return dispatch_next(last, lb, ub, st);
-}
-int __kmpc_dispatch_next_8u(ident_t*, kmp_int32, kmp_int32* last, kmp_uint64* lb, kmp_uint64* ub, kmp_int64* st) {
-  return dispatch_next(last, lb, ub, st);
-}
+KMPC_EACH_WIDTH(KMPC_DISPATCH_NEXT)
 // After every iteration of an ordered dispatch loop: nothing to do (see the top of the file).
 void __kmpc_dispatch_fini_4(ident_t*, kmp_int32) {}
 void __kmpc_dispatch_fini_4u(ident_t*, kmp_int32) {}
