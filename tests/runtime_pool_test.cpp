@@ -1,9 +1,11 @@
 #include "test_util.hpp"
 
 #include "pool_impl.hpp"  // internal: the magazines (pool_alloc_bytes) for the allocator's own test
+#include "task_alloc_resource.hpp"  // internal: the magazines as a pmr resource (the data-flow map)
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -275,6 +277,45 @@ bool intact(const Block& b) {
   for (std::size_t i = 0; i < b.bytes; ++i)
     if (b.p[i] != b.id) return false;
   return true;
+}
+
+// task_alloc_resource packs nodes of its first size three to a 512-byte block of the magazines
+// (the data-flow map's 136-byte nodes): distinct, non-overlapping, intact, reused after they come
+// back, and other sizes still served; the blocks go back when the resource dies (ASan/LSan trees).
+TEST(TaskAlloc, TheResourcePacksItsNodeSize) {
+  plait::pool pool({.num_workers = 1});
+  const int bad = pool.run([] {
+    int errors = 0;
+    plait::detail::task_alloc_resource r;
+    constexpr std::size_t node = 136;
+    std::vector<Block> nodes;
+    for (int i = 0; i < 300; ++i) {
+      Block b{static_cast<unsigned char*>(r.allocate(node, 8)), node, static_cast<unsigned char>(i)};
+      fill(b);
+      nodes.push_back(b);
+    }
+    std::vector<unsigned char*> starts;
+    for (const Block& b : nodes) starts.push_back(b.p);
+    std::sort(starts.begin(), starts.end());
+    for (std::size_t i = 1; i < starts.size(); ++i)
+      if (starts[i] - starts[i - 1] < static_cast<std::ptrdiff_t>(node)) ++errors;  // overlap
+    // packed: consecutive nodes at the node's own stride (3 per block), not one block each
+    std::size_t dense = 0;
+    for (std::size_t i = 1; i < nodes.size(); ++i)
+      if (nodes[i].p - nodes[i - 1].p == static_cast<std::ptrdiff_t>(node)) ++dense;
+    if (dense < nodes.size() / 2) ++errors;
+    void* other = r.allocate(40, 8);  // another size: a block of its own
+    std::memset(other, 0xab, 40);
+    for (const Block& b : nodes)
+      if (!intact(b)) ++errors;
+    unsigned char* const last = nodes.back().p;
+    r.deallocate(last, node, 8);
+    nodes.pop_back();
+    if (r.allocate(node, 8) != last) ++errors;  // the node given back is handed out again
+    r.deallocate(other, 40, 8);
+    return errors;
+  });
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(TaskAlloc, WorkersAndOutsideThreadsShareTheMagazines) {
