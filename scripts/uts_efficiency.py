@@ -17,7 +17,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_fib import run_record  # noqa: E402  (it puts python/src on sys.path)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "src"))
+from bench_fib import run_record  # noqa: E402
 from plait_bench.stats import interval_text, median_interval  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

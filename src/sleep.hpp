@@ -112,7 +112,7 @@ struct SleepCounts {
   std::uint64_t latch_wakeups = 0;      // threads those completions woke
   std::uint64_t work_wakeups = 0;       // latch waiters woken for new work of their pool
   std::uint64_t idle_wakeups = 0;       // wake-ups of idle workers (futex wake calls)
-  std::uint64_t futex_waits = 0;        // sleeps begun (every kind)
+  std::uint64_t futex_waits = 0;        // sleeps begun (every kind, the OpenMP locks' too)
   std::uint64_t futile_wakeups = 0;     // sleepers that woke and found nothing to run, latch pending
 };
 SleepCounts sleep_counts() noexcept;

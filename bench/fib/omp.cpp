@@ -17,7 +17,7 @@ long long cutoff = 0;
 // task per call: the per-task overhead measurement): the leaf inline and no cut-off test per call,
 // as the other runtimes' fib_all; its serial elision is serial_fib itself (the serial binary's
 // cut-off-0 program). With the test, each leaf would make one more call, into serial_fib, which
-// the serial program does not: that call was counted as the runtime's overhead.
+// the serial program does not: that call would count as the runtime's overhead.
 template <bool Cut>
 long long fib(long long n) {
   if constexpr (Cut) {

@@ -132,7 +132,7 @@ struct exec_omp {
     (*bp)(lo, hi);
   }
   // Iteration i on thread `who`, inside a construct that hides its chunks. The callers read
-  // omp_get_thread_num() in the construct itself, where gcc reads it once per task.
+  // omp_get_thread_num() in the construct itself (in a taskloop gcc then reads it once per task).
   template <class B>
   static void iteration(int who, std::int64_t i, tracker* tp, B* bp) {
     tp->enter_iter(who, i);

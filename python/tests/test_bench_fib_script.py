@@ -18,10 +18,11 @@ def test_every_script_takes_its_interval_from_the_stats_module():
 
 
 def test_the_scripts_import_with_a_bare_interpreter():
-    # -I: no PYTHONPATH, no user site; only what the scripts put on sys.path themselves
+    # -I -S: no PYTHONPATH, no site-packages (the venv installs plait_bench there, editable): only
+    # what the scripts put on sys.path themselves
     code = ("import sys; sys.path.insert(0, 'scripts'); import ab, bench_fib, omp_scaling, uts_efficiency; "
             "print(omp_scaling.interval_cell(omp_scaling.interval([float(x) for x in range(1, 12)]), '.1f'))")
-    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "6.0 [2.0, 10.0]"  # 11 rounds: the 2nd and 10th values
 
 

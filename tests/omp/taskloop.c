@@ -89,6 +89,7 @@ int main(void) {
   {
     /* grainsizes and task counts: below, at and above the iteration count N */
     static const int gs[] = {1, 7, 100, 999, 1000, 5000}, nts[] = {1, 3, 8, 999, 1000, 4000};
+    _Static_assert(sizeof gs == sizeof nts, "one task count per grainsize");
     for (unsigned c = 0; c < sizeof gs / sizeof gs[0]; ++c) {
       int g = gs[c], t = nts[c];
       RECORDED_TASKLOOP("omp taskloop grainsize(g) firstprivate(cnt)");
